@@ -1,0 +1,129 @@
+package core
+
+import (
+	"context"
+	"time"
+)
+
+// MemoryPlugin is a memory backend: the embedded store, Redis, or a remote
+// memex service over HTTP. Every implementation passes core/coretest.
+//
+// The contract, for every method:
+//   - ctx comes first. A cancelled or expired ctx makes the method return
+//     promptly with an error wrapping ctx.Err().
+//   - Implementations are safe for concurrent use by multiple goroutines,
+//     and counters stay exact under concurrency (no lost updates).
+//   - Errors wrap the sentinels of this package: ErrInvalid (a *FieldError
+//     naming the field) for a request that fails Validate, ErrNotFound for a
+//     missing or invisible QA, ErrUnavailable for a store that cannot answer
+//     now, ErrForbidden/ErrUnauthorized for remote access control.
+//   - No error message contains request text (question, answer, query): it
+//     may hold a secret. Messages carry ids, counts and field names.
+//   - The principal in ctx (WithPrincipal) is the evidence source of a
+//     report; without one the store uses the request's RunID, else "local".
+type MemoryPlugin interface {
+	// Name is the plugin's short name ("embedded", "redis", "http").
+	Name() string
+
+	// Search returns the QAs visible to req.ProjectID (its own, the global
+	// project's, and those shared with it) whose relevance ≥ req.MinScore,
+	// ordered by Rank (score descending, newer first on ties), at most
+	// req.Limit (0 → DefaultSearchLimit). Deprecated QAs are never returned.
+	// An empty query returns no matches and no error. Read-only.
+	Search(ctx context.Context, req SearchRequest) ([]Match, error)
+
+	// RecordHit counts each reference: shown → usage_count+1, used →
+	// use_count+1 and last_used_at. Trust never changes. Unknown qa_ids are
+	// skipped (not an error); Updated counts the references applied.
+	// Idempotent per req.EventID: a repeated EventID changes nothing and
+	// returns the first result.
+	RecordHit(ctx context.Context, req HitRequest) (HitResult, error)
+
+	// RecordCandidate stores a new QA (status candidate) and returns its id.
+	// A candidate whose normalised question and answer match an existing QA
+	// of the project (content hash, then near-duplicate similarity) is not
+	// stored again: the result names the existing QA in DeduplicatedInto and
+	// req.Evidence, if any, is recorded as a validation of it. A given
+	// req.QAID is kept. Idempotent per req.EventID.
+	RecordCandidate(ctx context.Context, req CandidateRequest) (CandidateResult, error)
+
+	// RecordValidation records evidence that using a QA led to a passing or
+	// failing run and returns the updated record (trust, level, status and
+	// freshness recomputed by package trust). ErrNotFound when the QA does
+	// not exist in req.ProjectID. Idempotent per req.EventID.
+	RecordValidation(ctx context.Context, req ValidateRequest) (Record, error)
+
+	// TaskGrade grades a prompt (SPEC §3.5). Local plugins use GradeTask.
+	TaskGrade(ctx context.Context, req TaskGradeRequest) (TaskGrade, error)
+}
+
+// Getter reads one record. ErrNotFound when it does not exist in project
+// (a QA of the global project is found from any project).
+type Getter interface {
+	Get(ctx context.Context, projectID, qaID string) (Record, error)
+}
+
+// Lister pages through a project's records, newest first.
+type Lister interface {
+	List(ctx context.Context, req ListRequest) (ListPage, error)
+}
+
+// Deleter removes a QA from every index. ErrNotFound when absent.
+type Deleter interface {
+	Delete(ctx context.Context, projectID, qaID string) error
+}
+
+// Patcher applies a human verdict or edit (verified, frozen, deprecated,
+// answer, tags). Human statuses are sticky until a human changes them.
+type Patcher interface {
+	Patch(ctx context.Context, req PatchRequest) (Record, error)
+}
+
+// Importer stores full records as they are (ids, counters and timestamps
+// kept), replacing any record with the same qa_id. Every record it returns
+// nil for is durable.
+type Importer interface {
+	Import(ctx context.Context, recs []Record) error
+}
+
+// Expirer runs the expiry job: candidates never validated within the
+// candidate TTL are deprecated. It returns how many changed.
+type Expirer interface {
+	Expire(ctx context.Context, now time.Time, batch int) (int, error)
+}
+
+// Statser summarises a project's trust and usage (memex stats, admin API).
+type Statser interface {
+	Stats(ctx context.Context, projectID string) (ProjectStats, error)
+}
+
+// Pinger checks that the store answers (readyz, doctor).
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// ProjectStats is the admin stats object (SPEC §7).
+type ProjectStats struct {
+	ProjectID        string         `json:"project_id"`
+	Total            int            `json:"total"`
+	ByStatus         map[Status]int `json:"by_status"`
+	ByLevel          map[string]int `json:"by_level"`
+	TrustHistogram   []int          `json:"trust_histogram"` // 10 buckets of 0.1
+	Shown            int64          `json:"shown"`
+	Used             int64          `json:"used"`
+	UseRate          float64        `json:"use_rate"` // used / shown
+	Passes           int64          `json:"passes"`
+	Fails            int64          `json:"fails"`
+	ValidationsByDay []DayCount     `json:"validations_by_day"`
+	Top              []Record       `json:"top"`
+	Worst            []Record       `json:"worst"`
+	Stale            int            `json:"stale"`
+	ExpiringSoon     int            `json:"expiring_soon"`
+}
+
+// DayCount is one day of validations.
+type DayCount struct {
+	Day    string `json:"day"` // YYYY-MM-DD, UTC
+	Passes int64  `json:"passes"`
+	Fails  int64  `json:"fails"`
+}
