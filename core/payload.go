@@ -423,7 +423,23 @@ func indexField(name string, i int, sub string) string {
 func decodeError(err error) error {
 	var te *json.UnmarshalTypeError
 	if ok := asType(err, &te); ok && te.Field != "" {
-		return Invalid(te.Field, "must be %s", te.Type.String())
+		return Invalid(strings.TrimPrefix(te.Field, "plain."), "must be %s", jsonType(te.Type.Kind().String()))
 	}
 	return &FieldError{Field: "body", Message: "malformed JSON: " + err.Error()}
+}
+
+func jsonType(kind string) string {
+	switch kind {
+	case "int", "int64", "int32", "uint", "uint64", "float64", "float32":
+		return "a number"
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "slice", "array":
+		return "an array"
+	case "map", "struct", "ptr":
+		return "an object"
+	}
+	return "of type " + kind
 }
