@@ -201,6 +201,11 @@ func parseMatch(raw json.RawMessage) (Match, bool) {
 			m.UpdatedAt = t
 		}
 	}
+	if str(obj["last_validated_at"], &s) && s != "" {
+		if t, ok := ParseTime(s); ok {
+			m.LastValidatedAt = t
+		}
+	}
 	str(obj["receipt_id"], &m.ReceiptID)
 	return m, true
 }

@@ -218,6 +218,9 @@ type Match struct {
 	Beta            float64   `json:"beta,omitempty"`
 	Quarantined     bool      `json:"quarantined,omitempty"`
 	UpdatedAt       time.Time `json:"updated_at,omitzero"`
+	// LastValidatedAt is the time of the last counted validation (the
+	// memory block shows "verified N days ago" from it).
+	LastValidatedAt time.Time `json:"last_validated_at,omitzero"`
 	ReceiptID       string    `json:"receipt_id,omitempty"`
 	Explain         *Explain  `json:"explain,omitempty"`
 }
@@ -271,6 +274,7 @@ func MatchFromRecord(r Record, relevance float64) Match {
 		Beta:            r.Beta,
 		Quarantined:     r.Quarantined,
 		UpdatedAt:       r.UpdatedAt,
+		LastValidatedAt: r.LastValidatedAt,
 	}
 	if m.Tags == nil {
 		m.Tags = []string{}
