@@ -1,0 +1,106 @@
+// Package archtest enforces memex's dependency rule (docs/ARCHITECTURE.md):
+// core imports only the standard library; the pure packages import only core;
+// plugins never import each other; only cmd/memex wires everything.
+package archtest
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/memex-dev/memex"
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	Standard   bool
+}
+
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-e", "-json=ImportPath,Imports,Standard", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	var pkgs []pkg
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+func isStd(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
+}
+
+func rel(path string) string { return strings.TrimPrefix(strings.TrimPrefix(path, module), "/") }
+
+// allowed returns whether package p (relative path) may import imp.
+func allowed(p, imp string) (bool, string) {
+	if isStd(imp) {
+		return true, ""
+	}
+	own := strings.HasPrefix(imp, module)
+	r := rel(imp)
+	external := map[string]bool{"github.com/samber/lo": true}
+	switch {
+	case p == "core":
+		return false, "core imports only the standard library"
+	case p == "core/coretest":
+		return own && (r == "core"), "coretest imports only core"
+	case p == "trust" || p == "retrieval" || p == "gatekeeper" || p == "extract/redact" || p == "agent":
+		return (own && r == "core") || external[imp], p + " imports only core"
+	case p == "extract":
+		return (own && (r == "core" || r == "extract/redact")) || external[imp], "extract imports only core and extract/redact"
+	case strings.HasPrefix(p, "plugins/"):
+		if own {
+			return r == "core" || r == "trust" || r == "retrieval" || r == "extract/redact" || strings.HasPrefix(r, p+"/") || strings.HasPrefix(r, "internal/"),
+				"plugins import core, trust, retrieval — never another plugin, gatekeeper, extract or engine"
+		}
+		return true, ""
+	case p == "engine":
+		return !own || r == "core" || r == "gatekeeper" || r == "extract" || r == "extract/redact" || r == "agent",
+			"engine imports core, gatekeeper, extract and agent, never a plugin"
+	}
+	if own && strings.HasPrefix(r, "plugins/") && !strings.HasPrefix(p, "cmd/") && !strings.HasPrefix(p, "internal/") && !strings.HasPrefix(p, "service") {
+		return false, "only cmd/ wires plugins"
+	}
+	return true, ""
+}
+
+func TestDependencyRule(t *testing.T) {
+	for _, p := range listPackages(t) {
+		name := rel(p.ImportPath)
+		for _, imp := range p.Imports {
+			if ok, why := allowed(name, imp); !ok {
+				t.Errorf("%s imports %s: %s", name, imp, why)
+			}
+		}
+	}
+}
+
+func TestRuleRejectsViolations(t *testing.T) {
+	bad := [][2]string{
+		{"core", "github.com/redis/go-redis/v9"},
+		{"core", module + "/trust"},
+		{"gatekeeper", module + "/extract"},
+		{"extract", module + "/plugins/embedded"},
+		{"plugins/embedded", module + "/plugins/redis"},
+		{"plugins/embedded", module + "/gatekeeper"},
+		{"engine", module + "/plugins/embedded"},
+		{"trust", module + "/retrieval"},
+	}
+	for _, b := range bad {
+		if ok, _ := allowed(b[0], b[1]); ok {
+			t.Errorf("rule allows %s → %s", b[0], b[1])
+		}
+	}
+}
