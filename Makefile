@@ -1,0 +1,45 @@
+# memex — common tasks. `make test` is what CI runs (.ci/run).
+
+GO       ?= go
+PKGS     ?= ./...
+FUZZTIME ?= 20s
+BIN      ?= bin/memex
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
+.PHONY: all build test lint bench fuzz demo clean
+
+all: lint test build
+
+## build: the memex binary in bin/
+build:
+	$(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/memex
+
+## test: every test with the race detector
+test:
+	$(GO) test -race -count=1 $(PKGS)
+
+## lint: gofmt check and go vet
+lint:
+	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+## bench: every benchmark, 6 runs each, into bench.txt (compare with benchstat)
+bench:
+	$(GO) test -run="^$$" -bench=. -benchmem -count=6 $(PKGS) | tee bench.txt
+
+## fuzz: each fuzz target for $(FUZZTIME) (go test fuzzes one target per call)
+fuzz:
+	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+		for fz in $$($(GO) test -list="^Fuzz" $$pkg | grep "^Fuzz" || true); do \
+			echo "== $$pkg $$fz"; \
+			$(GO) test -run="^$$" -fuzz="^$$fz$$" -fuzztime=$(FUZZTIME) $$pkg; \
+		done; \
+	done
+
+## demo: the three-run quickstart with the offline example agent
+demo:
+	bash examples/quickstart.sh
+
+clean:
+	rm -rf bin bench.txt

@@ -1,0 +1,428 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/engine"
+	"github.com/memex-dev/memex/gatekeeper"
+)
+
+// Config is the resolved configuration: defaults, then the user config
+// file, then .memex.toml at the repo root, then MEMEX_* environment
+// variables, then flags (docs/CONFIG.md lists every key).
+type Config struct {
+	// Files are the config files that were read, in order.
+	Files []string
+
+	Project string // [memory] project
+	Store   string // [memory] store
+
+	Engine engine.Config
+	// Profile is the gatekeeper profile the [gatekeeper] knobs start from.
+	Profile string
+
+	Backend string // [run] backend
+	Model   string // [run] model
+	Verify  string // [run] verify
+	Events  string // [run] events
+	Timeout time.Duration
+
+	HalfLife     time.Duration // [trust] half_life
+	CandidateTTL time.Duration // [trust] candidate_ttl
+}
+
+// DefaultConfig is the configuration with no file, env or flag.
+func DefaultConfig() Config {
+	return Config{
+		Engine:       engine.DefaultConfig(),
+		Profile:      "default",
+		Backend:      "claude",
+		HalfLife:     90 * 24 * time.Hour,
+		CandidateTTL: 30 * 24 * time.Hour,
+	}
+}
+
+// fileConfig is one TOML file. Pointers tell "absent" from "zero".
+type fileConfig struct {
+	Memory struct {
+		Project     *string   `toml:"project"`
+		Store       *string   `toml:"store"`
+		Timeout     *duration `toml:"timeout"`
+		SearchLimit *int      `toml:"search_limit"`
+		MinScore    *float64  `toml:"min_score"`
+		Enabled     *bool     `toml:"enabled"`
+		SkipL0      *bool     `toml:"skip_l0"`
+	} `toml:"memory"`
+	Gatekeeper struct {
+		Profile                  *string   `toml:"profile"`
+		ActiveStatuses           *[]string `toml:"active_statuses"`
+		MinScore                 *float64  `toml:"min_score"`
+		MaxInject                *int      `toml:"max_inject"`
+		MinLevelInject           *int      `toml:"min_level_inject"`
+		MinLevelFallback         *int      `toml:"min_level_fallback"`
+		MinTrustShow             *float64  `toml:"min_trust_show"`
+		BlockIfConsecutiveFailGE *int      `toml:"block_if_consecutive_fail_ge"`
+		SkipIfTop1ScoreGE        *float64  `toml:"skip_if_top1_score_ge"`
+		Order                    *string   `toml:"order"`
+		ExploreSlots             *int      `toml:"explore_slots"`
+		Fallback                 *bool     `toml:"fallback"`
+		ExcludeStale             *bool     `toml:"exclude_stale"`
+	} `toml:"gatekeeper"`
+	PromptInject struct {
+		MaxItems       *int    `toml:"max_items"`
+		MaxAnswerChars *int    `toml:"max_answer_chars"`
+		MaxBlockChars  *int    `toml:"max_block_chars"`
+		Placement      *string `toml:"placement"`
+		IncludeMeta    *bool   `toml:"include_meta"`
+	} `toml:"prompt_inject"`
+	CandidateExtract struct {
+		Enabled           *bool `toml:"enabled"`
+		MaxAnswerChars    *int  `toml:"max_answer_chars"`
+		MinAnswerChars    *int  `toml:"min_answer_chars"`
+		MaxSteps          *int  `toml:"max_steps"`
+		StrictSecretBlock *bool `toml:"strict_secret_block"`
+	} `toml:"candidate_extract"`
+	Run struct {
+		Backend *string   `toml:"backend"`
+		Model   *string   `toml:"model"`
+		Verify  *string   `toml:"verify"`
+		Events  *string   `toml:"events"`
+		Timeout *duration `toml:"timeout"`
+	} `toml:"run"`
+	Trust struct {
+		HalfLife     *duration `toml:"half_life"`
+		CandidateTTL *duration `toml:"candidate_ttl"`
+	} `toml:"trust"`
+}
+
+// duration is a TOML string like "2s", "1h30m" or "90d".
+type duration time.Duration
+
+func (d *duration) UnmarshalText(b []byte) error {
+	v, err := parseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = duration(v)
+	return nil
+}
+
+// parseDuration is time.ParseDuration plus a "d" (day) suffix.
+func parseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		f, err := strconv.ParseFloat(n, 64)
+		if err != nil || f < 0 {
+			return 0, fmt.Errorf("invalid duration %q (examples: 2s, 500ms, 1h, 90d)", s)
+		}
+		return time.Duration(f * float64(24*time.Hour)), nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("invalid duration %q (examples: 2s, 500ms, 1h, 90d)", s)
+	}
+	return v, nil
+}
+
+// configFiles lists the config files to read, in order. explicit (from
+// --config or MEMEX_CONFIG) replaces the user file and must exist.
+func configFiles(getenv func(string) string, cwd, explicit string) (files []string, mustExist map[string]bool) {
+	mustExist = map[string]bool{}
+	if explicit != "" {
+		files = append(files, explicit)
+		mustExist[explicit] = true
+	} else if dir := userConfigDir(getenv); dir != "" {
+		files = append(files, filepath.Join(dir, "memex", "config.toml"))
+	}
+	if root := gitRoot(cwd); root != "" {
+		files = append(files, filepath.Join(root, ".memex.toml"))
+	}
+	return files, mustExist
+}
+
+func userConfigDir(getenv func(string) string) string {
+	if d := getenv("XDG_CONFIG_HOME"); d != "" {
+		return d
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".config")
+	}
+	return ""
+}
+
+// dataDir is $XDG_DATA_HOME/memex, else ~/.local/share/memex.
+func dataDir(getenv func(string) string) (string, error) {
+	if d := getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "memex"), nil
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".local", "share", "memex"), nil
+	}
+	return "", errors.New("cannot find a data directory: set XDG_DATA_HOME or HOME, or pass --store")
+}
+
+// loadConfig resolves the configuration for one invocation.
+func loadConfig(getenv func(string) string, cwd string, g *globalFlags) (Config, error) {
+	cfg := DefaultConfig()
+	explicit := g.config
+	if explicit == "" {
+		explicit = getenv("MEMEX_CONFIG")
+	}
+	files, must := configFiles(getenv, cwd, explicit)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) && !must[f] {
+				continue
+			}
+			return cfg, fmt.Errorf("config %s: %w", f, err)
+		}
+		if err := applyFile(&cfg, f, b); err != nil {
+			return cfg, err
+		}
+		cfg.Files = append(cfg.Files, f)
+	}
+	if err := applyEnv(&cfg, getenv); err != nil {
+		return cfg, err
+	}
+	if g.project != "" {
+		cfg.Project = g.project
+	}
+	if g.store != "" {
+		cfg.Store = g.store
+	}
+	return cfg, nil
+}
+
+// applyFile decodes one TOML file onto cfg. Unknown keys and malformed
+// TOML are errors naming the file, the key and the line.
+func applyFile(cfg *Config, path string, b []byte) error {
+	var fc fileConfig
+	md, err := toml.Decode(string(b), &fc)
+	if err != nil {
+		var perr toml.ParseError
+		if errors.As(err, &perr) {
+			return fmt.Errorf("config %s:%d: malformed TOML: %s", path, perr.Position.Line, perr.Message)
+		}
+		return fmt.Errorf("config %s: %v", path, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		k := und[0]
+		line := keyLine(string(b), k)
+		return fmt.Errorf("config %s:%d: unknown key %q", path, line, k.String())
+	}
+	return fc.apply(cfg, path)
+}
+
+// keyLine finds the line of key k in a TOML text (1-based; 0 if not found):
+// the line defining it inside its table, else the table header.
+func keyLine(text string, k toml.Key) int {
+	want := strings.Join(k, ".")
+	table := ""
+	header := 0
+	for i, raw := range strings.Split(text, "\n") {
+		line := strings.TrimSpace(raw)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.HasPrefix(line, "[") {
+			name := strings.Trim(strings.TrimSpace(strings.SplitN(line, "#", 2)[0]), "[] ")
+			table = unquoteKey(name)
+			if table == want && header == 0 {
+				header = i + 1
+			}
+			continue
+		}
+		eq := strings.Index(line, "=")
+		if eq <= 0 {
+			continue
+		}
+		key := unquoteKey(strings.TrimSpace(line[:eq]))
+		full := key
+		if table != "" {
+			full = table + "." + key
+		}
+		if full == want || strings.HasPrefix(want, full+".") {
+			return i + 1
+		}
+	}
+	return header
+}
+
+func unquoteKey(s string) string {
+	parts := strings.Split(s, ".")
+	for i, p := range parts {
+		parts[i] = strings.Trim(strings.TrimSpace(p), `"'`)
+	}
+	return strings.Join(parts, ".")
+}
+
+func (fc *fileConfig) apply(cfg *Config, path string) error {
+	bad := func(key, msg string) error { return fmt.Errorf("config %s: %s: %s", path, key, msg) }
+	m := fc.Memory
+	set(&cfg.Project, m.Project)
+	set(&cfg.Store, m.Store)
+	if m.Timeout != nil {
+		cfg.Engine.MemoryTimeout = time.Duration(*m.Timeout)
+	}
+	set(&cfg.Engine.SearchLimit, m.SearchLimit)
+	set(&cfg.Engine.MinScore, m.MinScore)
+	set(&cfg.Engine.Enabled, m.Enabled)
+	set(&cfg.Engine.SkipL0, m.SkipL0)
+	if cfg.Engine.SearchLimit < 1 || cfg.Engine.SearchLimit > core.MaxSearchLimit {
+		return bad("memory.search_limit", fmt.Sprintf("must be between 1 and %d", core.MaxSearchLimit))
+	}
+	if cfg.Engine.MinScore < 0 || cfg.Engine.MinScore > 1 {
+		return bad("memory.min_score", "must be between 0 and 1")
+	}
+
+	g := fc.Gatekeeper
+	gk := &cfg.Engine.Gatekeeper
+	if g.Profile != nil {
+		switch *g.Profile {
+		case "default":
+			*gk = gatekeeper.DefaultConfig()
+		case "compat":
+			*gk = gatekeeper.CompatConfig()
+		default:
+			return bad("gatekeeper.profile", `must be "default" or "compat"`)
+		}
+		cfg.Profile = *g.Profile
+	}
+	if g.ActiveStatuses != nil {
+		gk.ActiveStatuses = nil
+		for _, s := range *g.ActiveStatuses {
+			st, err := core.ParseStatus(s)
+			if err != nil {
+				return bad("gatekeeper.active_statuses", err.Error())
+			}
+			gk.ActiveStatuses = append(gk.ActiveStatuses, st)
+		}
+	}
+	set(&gk.MinScore, g.MinScore)
+	set(&gk.MaxInject, g.MaxInject)
+	set(&gk.MinLevelInject, g.MinLevelInject)
+	set(&gk.MinLevelFallback, g.MinLevelFallback)
+	set(&gk.MinTrustShow, g.MinTrustShow)
+	set(&gk.BlockIfConsecutiveFailGE, g.BlockIfConsecutiveFailGE)
+	set(&gk.SkipIfTop1ScoreGE, g.SkipIfTop1ScoreGE)
+	set(&gk.Order, g.Order)
+	set(&gk.ExploreSlots, g.ExploreSlots)
+	set(&gk.Fallback, g.Fallback)
+	set(&gk.ExcludeStale, g.ExcludeStale)
+	if gk.Order != "trust" && gk.Order != "level_first" {
+		return bad("gatekeeper.order", `must be "trust" or "level_first"`)
+	}
+	if gk.MaxInject < 0 || gk.ExploreSlots < 0 {
+		return bad("gatekeeper", "max_inject and explore_slots must be ≥ 0")
+	}
+
+	p := fc.PromptInject
+	set(&gk.MaxItems, p.MaxItems)
+	set(&gk.MaxAnswerChars, p.MaxAnswerChars)
+	set(&gk.MaxBlockChars, p.MaxBlockChars)
+	set(&gk.Placement, p.Placement)
+	set(&gk.IncludeMeta, p.IncludeMeta)
+	if gk.Placement != "user" && gk.Placement != "system" {
+		return bad("prompt_inject.placement", `must be "user" or "system"`)
+	}
+
+	c := fc.CandidateExtract
+	set(&cfg.Engine.Candidates, c.Enabled)
+	set(&cfg.Engine.Extract.MaxAnswerChars, c.MaxAnswerChars)
+	set(&cfg.Engine.Extract.MinAnswerChars, c.MinAnswerChars)
+	set(&cfg.Engine.Extract.MaxSteps, c.MaxSteps)
+	set(&cfg.Engine.Extract.StrictSecretBlock, c.StrictSecretBlock)
+
+	r := fc.Run
+	set(&cfg.Backend, r.Backend)
+	set(&cfg.Model, r.Model)
+	set(&cfg.Verify, r.Verify)
+	set(&cfg.Events, r.Events)
+	if r.Timeout != nil {
+		cfg.Timeout = time.Duration(*r.Timeout)
+	}
+
+	if fc.Trust.HalfLife != nil {
+		cfg.HalfLife = time.Duration(*fc.Trust.HalfLife)
+	}
+	if fc.Trust.CandidateTTL != nil {
+		cfg.CandidateTTL = time.Duration(*fc.Trust.CandidateTTL)
+	}
+	return nil
+}
+
+func set[T any](dst *T, src *T) {
+	if src != nil {
+		*dst = *src
+	}
+}
+
+// envKeys are the MEMEX_* variables memex reads (docs/CONFIG.md).
+func envKeys() []string {
+	return []string{
+		"MEMEX_CONFIG", "MEMEX_STORE", "MEMEX_PROJECT", "MEMEX_BACKEND", "MEMEX_MODEL", "MEMEX_VERIFY",
+		"MEMEX_EVENTS", "MEMEX_MEMORY_TIMEOUT", "MEMEX_MEMORY_ENABLED", "MEMEX_GATEKEEPER_PROFILE",
+	}
+}
+
+func applyEnv(cfg *Config, getenv func(string) string) error {
+	str := map[string]*string{
+		"MEMEX_STORE": &cfg.Store, "MEMEX_PROJECT": &cfg.Project, "MEMEX_BACKEND": &cfg.Backend,
+		"MEMEX_MODEL": &cfg.Model, "MEMEX_VERIFY": &cfg.Verify, "MEMEX_EVENTS": &cfg.Events,
+	}
+	for k, p := range str {
+		if v := getenv(k); v != "" {
+			*p = v
+		}
+	}
+	if v := getenv("MEMEX_MEMORY_TIMEOUT"); v != "" {
+		d, err := parseDuration(v)
+		if err != nil {
+			return fmt.Errorf("MEMEX_MEMORY_TIMEOUT: %w", err)
+		}
+		cfg.Engine.MemoryTimeout = d
+	}
+	if v := getenv("MEMEX_MEMORY_ENABLED"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("MEMEX_MEMORY_ENABLED: must be true or false")
+		}
+		cfg.Engine.Enabled = b
+	}
+	switch v := getenv("MEMEX_GATEKEEPER_PROFILE"); v {
+	case "":
+	case "default":
+		cfg.Engine.Gatekeeper, cfg.Profile = gatekeeper.DefaultConfig(), v
+	case "compat":
+		cfg.Engine.Gatekeeper, cfg.Profile = gatekeeper.CompatConfig(), v
+	default:
+		return fmt.Errorf(`MEMEX_GATEKEEPER_PROFILE: must be "default" or "compat"`)
+	}
+	return nil
+}
+
+// storeURL is the configured store, or the default embedded file (its
+// directory created 0700).
+func (cfg Config) storeURL(getenv func(string) string) (string, error) {
+	if cfg.Store != "" {
+		return cfg.Store, nil
+	}
+	dir, err := dataDir(getenv)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("data directory: %w", err)
+	}
+	return "file://" + filepath.Join(dir, "memex.db"), nil
+}
