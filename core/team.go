@@ -1,0 +1,62 @@
+package core
+
+import (
+	"context"
+	"time"
+)
+
+// Receipt binds a search made for a run to the source it served and the QAs
+// it returned (SPEC §5.4). Reports count only for QAs a receipt served to
+// the same source, and each receipt is accepted once within its window.
+type Receipt struct {
+	ID        string    `json:"receipt_id"`
+	ProjectID string    `json:"project_id"`
+	Source    string    `json:"source"`
+	QAIDs     []string  `json:"qa_ids"`
+	IssuedAt  time.Time `json:"issued_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// Receipts stores receipts. Issue is idempotent per receipt id. Redeem marks
+// the receipt used by source and returns it; a second Redeem, a foreign
+// source or an expired receipt returns ErrConflict (already used or not
+// yours) or ErrNotFound (unknown or expired).
+type Receipts interface {
+	IssueReceipt(ctx context.Context, r Receipt) error
+	RedeemReceipt(ctx context.Context, projectID, receiptID, source string, now time.Time) (Receipt, error)
+}
+
+// AuditEntry is one line of the audit log (SPEC §10): who did what to which
+// QA, when, from which run, before → after. Before and After hold small
+// summaries (status, level, trust), never question or answer text.
+type AuditEntry struct {
+	Time      time.Time      `json:"time"`
+	KeyID     string         `json:"key_id"`
+	ProjectID string         `json:"project_id"`
+	QAID      string         `json:"qa_id,omitempty"`
+	Action    string         `json:"action"` // candidate, hit, validate, patch, delete, expire, import
+	RunID     string         `json:"run_id,omitempty"`
+	ReceiptID string         `json:"receipt_id,omitempty"`
+	Weight    float64        `json:"weight"`
+	Before    map[string]any `json:"before,omitempty"`
+	After     map[string]any `json:"after,omitempty"`
+}
+
+// Auditor appends to and reads the audit log, oldest first from since.
+type Auditor interface {
+	AppendAudit(ctx context.Context, e AuditEntry) error
+	Audit(ctx context.Context, projectID string, since time.Time, limit int) ([]AuditEntry, error)
+}
+
+// ProjectSummary is one project in GET /admin/v1/projects.
+type ProjectSummary struct {
+	ProjectID string         `json:"project_id"`
+	Total     int            `json:"total"`
+	ByStatus  map[Status]int `json:"by_status"`
+	ByLevel   map[string]int `json:"by_level"`
+}
+
+// ProjectLister lists the projects a store holds.
+type ProjectLister interface {
+	Projects(ctx context.Context) ([]ProjectSummary, error)
+}
