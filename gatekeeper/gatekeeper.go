@@ -1,18 +1,47 @@
 // Package gatekeeper decides which matches an agent sees (SPEC §3.1, §5.4),
 // renders them into the memory block (§3.2) and, after the run, evaluates
 // what the run proves about them (§3.3). It is pure: matches, config, now
-// and a random source in; decisions out. No I/O.
+// and a random source in; decisions out. No I/O, no clock, no global rand.
+//
+// Select has two profiles. DefaultConfig is memex's: a trusted set ordered
+// by trust × relevance plus one probation item drawn by Thompson sampling
+// from the QAs' Beta trust posteriors, so new candidates get shown and
+// learned about. CompatConfig reproduces the original Memex-CLI's
+// prepare_inject_list exactly (level-first order, single-item fallback).
+// Every decision carries machine-readable Reasons.
+//
+// Render produces the version-tagged [MEMORY_CONTEXT v1] block within a
+// character budget, with answers fenced as quoted data. EvaluateRun finds
+// the anchors the agent cited in its own text and grades the run's
+// evidence: a --verify command, tests or builds the agent ran after its
+// last edit (TestCommand), or the exit code.
 package gatekeeper
 
 import (
-	"math/rand/v2"
 	"time"
 
 	"github.com/memex-dev/memex/core"
 )
 
+// Orders of the inject list (Config.Order).
+const (
+	// OrderTrust is memex's order: the trusted set by trust × relevance
+	// (SPEC §5.4).
+	OrderTrust = "trust"
+	// OrderLevelFirst is the original Memex-CLI's order: a stable sort by
+	// (level, trust, score, freshness), descending (ORIGINAL.md §1.2). It is
+	// the compatibility profile: with it, the usable filters are exactly the
+	// original's (status, stale freshness, consecutive-fail block with no
+	// exception for verified QAs, plus quarantine, which an original service
+	// never sets), relevance and expiry are not checked client-side (the
+	// search did that), and a usable match at level ≥ MinLevelInject
+	// suppresses the candidate.
+	OrderLevelFirst = "level_first"
+)
+
 // Config holds the gatekeeper's knobs (config section [gatekeeper] and
-// [prompt_inject]).
+// [prompt_inject]). Zero or negative MaxItems and MaxAnswerChars mean no
+// limit; a zero MaxBlockChars means DefaultMaxBlockChars.
 type Config struct {
 	ActiveStatuses           []core.Status // usable statuses (compat: active, verified)
 	MinScore                 float64       // minimum relevance (0.2)
@@ -20,26 +49,34 @@ type Config struct {
 	MinLevelInject           int           // trusted set level (2)
 	MinLevelFallback         int           // compat fallback level (1)
 	MinTrustShow             float64       // trusted set trust (0.40)
-	BlockIfConsecutiveFailGE int           // block unless human-verified (3)
-	SkipIfTop1ScoreGE        float64       // compat: skip candidate when top1 score ≥ (0.85)
-	Order                    string        // "trust" (default) or "level_first" (compat)
+	BlockIfConsecutiveFailGE int           // block unless human-verified (3); 0 disables
+	SkipIfTop1ScoreGE        float64       // compat: skip candidate when top1 score ≥ (0.85); 0 disables
+	Order                    string        // OrderTrust (default) or OrderLevelFirst (compat)
 	ExploreSlots             int           // probation slots (1; 0 disables)
 	Fallback                 bool          // compat single-item fallback
+	// ExcludeStale drops matches whose freshness is below 0.001 (the
+	// original's exclude_stale_by_default; compat only: memex's freshness of
+	// a never-validated candidate is 0).
+	ExcludeStale bool
 
 	MaxItems       int    // rendered items
 	MaxAnswerChars int    // per answer (900)
 	MaxBlockChars  int    // whole block (9000)
 	Placement      string // "user" or "system"
-	IncludeMeta    bool
+	IncludeMeta    bool   // the "(level 2, trust 0.83, verified 3 days ago)" line
 }
+
+// DefaultMaxBlockChars is the block budget when Config.MaxBlockChars is 0:
+// below Claude Code's 10,000-character hook cap.
+const DefaultMaxBlockChars = 9000
 
 // DefaultConfig is memex's default profile.
 func DefaultConfig() Config {
 	return Config{
-		ActiveStatuses: []core.Status{core.StatusCandidate, core.StatusActive, core.StatusVerified},
+		ActiveStatuses: []core.Status{core.StatusCandidate, core.StatusActive, core.StatusVerified, core.StatusFrozen},
 		MinScore:       0.2, MaxInject: 3, MinLevelInject: 2, MinLevelFallback: 1, MinTrustShow: 0.40,
-		BlockIfConsecutiveFailGE: 3, SkipIfTop1ScoreGE: 0, Order: "trust", ExploreSlots: 1,
-		MaxItems: 4, MaxAnswerChars: 900, MaxBlockChars: 9000, Placement: "user", IncludeMeta: true,
+		BlockIfConsecutiveFailGE: 3, SkipIfTop1ScoreGE: 0, Order: OrderTrust, ExploreSlots: 1,
+		MaxItems: 4, MaxAnswerChars: 900, MaxBlockChars: DefaultMaxBlockChars, Placement: "user", IncludeMeta: true,
 	}
 }
 
@@ -47,7 +84,8 @@ func DefaultConfig() Config {
 func CompatConfig() Config {
 	c := DefaultConfig()
 	c.ActiveStatuses = []core.Status{core.StatusActive, core.StatusVerified}
-	c.Order, c.ExploreSlots, c.Fallback, c.SkipIfTop1ScoreGE, c.MaxItems = "level_first", 0, true, 0.85, 3
+	c.Order, c.ExploreSlots, c.Fallback, c.SkipIfTop1ScoreGE, c.MaxItems = OrderLevelFirst, 0, true, 0.85, 3
+	c.ExcludeStale = true
 	return c
 }
 
@@ -61,11 +99,16 @@ type Reason struct {
 // Item is a match chosen for injection.
 type Item struct {
 	core.Match
-	Probation bool   `json:"probation"`
-	Why       string `json:"why"`
+	// Probation marks the exploration item: not yet trusted, rendered as
+	// "unverified — check before relying on it".
+	Probation bool `json:"probation"`
+	// Why is the reason code that chose it (chosen_trusted,
+	// chosen_probation, chosen_fallback).
+	Why string `json:"why"`
 }
 
-// Draw records the probation slot's random draw.
+// Draw records one Thompson draw for the probation slot: θ ~ Beta(α, β)
+// and Value = θ × relevance; Took is true for the drawn item injected.
 type Draw struct {
 	QAID  string  `json:"qa_id"`
 	Theta float64 `json:"theta"`
@@ -78,43 +121,19 @@ type Decision struct {
 	Items   []Item   `json:"items"`
 	Reasons []Reason `json:"reasons"`
 	Draws   []Draw   `json:"draws,omitempty"`
-	// WriteCandidate is false when memory already covers the query (compat:
-	// a usable strong match exists or the top score ≥ SkipIfTop1ScoreGE).
+	// WriteCandidate is false when memory already covers the query: in the
+	// compat profile when a usable match has level ≥ MinLevelInject, and in
+	// any profile when SkipIfTop1ScoreGE > 0 and the top score of all
+	// matches reaches it. In the default profile it stays true; the post
+	// step decides coverage from the used QAs.
 	WriteCandidate bool `json:"write_candidate"`
-}
-
-// Select chooses the inject items. PLACEHOLDER implementation.
-func Select(ms []core.Match, cfg Config, now time.Time, rng *rand.Rand) Decision {
-	d := Decision{WriteCandidate: true}
-	for _, m := range ms {
-		if len(d.Items) >= cfg.MaxInject {
-			break
-		}
-		d.Items = append(d.Items, Item{Match: m, Probation: m.ValidationLevel < cfg.MinLevelInject})
-	}
-	return d
 }
 
 // Block is a rendered memory block.
 type Block struct {
 	Text    string   `json:"text"`
-	Shown   []string `json:"shown"`   // exactly the ids rendered
-	Omitted int      `json:"omitted"` // items cut by the budget
-}
-
-// Render renders items into the memory block of SPEC §3.2. PLACEHOLDER.
-func Render(items []Item, cfg Config, now time.Time) Block {
-	var b Block
-	if len(items) == 0 {
-		return b
-	}
-	b.Text = "[MEMORY_CONTEXT v1]\n"
-	for i, it := range items {
-		b.Text += string(rune('1'+i)) + ") [QA_REF " + it.QAID + "]\nQ: " + it.Question + "\nA:\n" + it.Answer + "\n"
-		b.Shown = append(b.Shown, it.QAID)
-	}
-	b.Text += "[/MEMORY_CONTEXT]"
-	return b
+	Shown   []string `json:"shown"`   // exactly the ids rendered, in order
+	Omitted int      `json:"omitted"` // valid items left out (max_items or the char budget)
 }
 
 // MergePrompt places the block before the query (placement "user").
@@ -157,11 +176,6 @@ type Evaluation struct {
 	Reasons     []Reason      `json:"reasons"`
 }
 
-// Evaluate decides used, result, strength and validations. PLACEHOLDER.
-func Evaluate(shown []string, out Outcome) Evaluation {
-	ev := Evaluation{Shown: shown, Passed: out.ExitCode == 0, Result: core.ResultFail, Strength: core.StrengthWeak}
-	if ev.Passed {
-		ev.Result = core.ResultPass
-	}
-	return ev
-}
+// Evaluate decides used, result, strength and validations (SPEC §3.3). It
+// is EvaluateRun; kept for callers of the original API.
+func Evaluate(shown []string, out Outcome) Evaluation { return EvaluateRun(shown, out) }
