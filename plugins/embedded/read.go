@@ -1,0 +1,263 @@
+package embedded
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/memex-dev/memex/core"
+)
+
+// minCandidates is the least number of lexical candidates a search ranks.
+const minCandidates = 50
+
+// Search returns the visible QAs matching req.Query in Rank order. It reads
+// the postings of the query's terms, then only the records of the best
+// lexical candidates.
+func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Match, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("embedded: search: %w", err)
+	}
+	if err := req.Normalize(); err != nil {
+		return nil, fmt.Errorf("embedded: search: %w", err)
+	}
+	if strings.TrimSpace(req.Query) == "" {
+		return []core.Match{}, nil
+	}
+	now := s.cfg.clock().UTC()
+	var ms []core.Match
+	err := s.view(ctx, "search", func(tx *bolt.Tx) error {
+		ms = ms[:0]
+		k := max(4*req.Limit, minCandidates)
+		hits, err := s.scorer.Search(ctx, source{tx: tx, scopes: visibleScopes(req.ProjectID)}, req.Query, k)
+		if err != nil {
+			return err
+		}
+		// Rank the candidates from their small rank entries, then load
+		// the full records of the survivors only.
+		rep := reputation{tx}
+		light := make([]core.Match, 0, len(hits))
+		for _, h := range hits {
+			if h.Relevance < req.MinScore {
+				continue // Rank would drop it
+			}
+			rv, err := getRankView(tx, h.Doc)
+			if err != nil {
+				return err
+			}
+			if rv == nil || !visible(core.Record{ProjectID: rv.ProjectID, SharedProjects: rv.SharedProjects}, req.ProjectID) {
+				continue
+			}
+			st := &stored{Rec: core.Record{QAID: rv.QAID, ProjectID: rv.ProjectID, Status: rv.Status,
+				CreatedAt: rv.CreatedAt, LastValidatedAt: rv.LastValidatedAt}, State: rv.State}
+			s.refresh(rep, st, now)
+			if st.Rec.Status == core.StatusDeprecated {
+				continue
+			}
+			light = append(light, core.Match{
+				QAID: rv.QAID, Relevance: h.Relevance, Trust: st.Rec.TrustScore, Freshness: st.Rec.Freshness,
+				ValidationLevel: st.Rec.ValidationLevel, Status: st.Rec.Status, UpdatedAt: rv.UpdatedAt,
+			})
+		}
+		for _, m := range core.Rank(light, req.MinScore, req.Limit, false) {
+			st, err := getStored(tx, m.QAID)
+			if err != nil {
+				return err
+			}
+			if st == nil {
+				continue
+			}
+			s.refresh(rep, st, now)
+			ms = append(ms, core.MatchFromRecord(st.Rec, m.Relevance))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return core.Rank(ms, req.MinScore, req.Limit, req.Explain), nil
+}
+
+// Get reads one record visible to projectID.
+func (s *Store) Get(ctx context.Context, projectID, qaID string) (core.Record, error) {
+	if err := core.ValidateProjectID(projectID); err != nil {
+		return core.Record{}, fmt.Errorf("embedded: get: %w", err)
+	}
+	if err := core.ValidateQAID(qaID); err != nil {
+		return core.Record{}, fmt.Errorf("embedded: get: %w", err)
+	}
+	now := s.cfg.clock().UTC()
+	var out core.Record
+	err := s.view(ctx, "get", func(tx *bolt.Tx) error {
+		st, err := getStored(tx, qaID)
+		if err != nil {
+			return err
+		}
+		if st == nil || !visible(st.Rec, projectID) {
+			return notFound(qaID)
+		}
+		s.refresh(reputation{tx}, st, now)
+		out = st.Rec
+		return nil
+	})
+	return out, err
+}
+
+const defaultListLimit = 100
+
+// List pages through a project's own records, newest first.
+func (s *Store) List(ctx context.Context, req core.ListRequest) (core.ListPage, error) {
+	if err := req.Validate(); err != nil {
+		return core.ListPage{}, fmt.Errorf("embedded: list: %w", err)
+	}
+	limit := cmp.Or(req.Limit, defaultListLimit)
+	var after []byte
+	if req.Cursor != "" {
+		c, err := base64.RawURLEncoding.DecodeString(req.Cursor)
+		if err != nil || len(c) < 8 {
+			return core.ListPage{}, fmt.Errorf("embedded: list: %w", core.Invalid("cursor", "malformed cursor"))
+		}
+		after = c
+	}
+	q := strings.ToLower(req.Q)
+	now := s.cfg.clock().UTC()
+	page := core.ListPage{Items: []core.Record{}}
+	err := s.view(ctx, "list", func(tx *bolt.Tx) error {
+		page = core.ListPage{Items: []core.Record{}}
+		prefix := []byte(req.ProjectID + "\x00")
+		c := tx.Bucket(bList).Cursor()
+		var k []byte
+		if after != nil {
+			if k, _ = c.Seek(append(slices.Clone(prefix), after...)); k == nil {
+				k, _ = c.Last()
+			} else {
+				k, _ = c.Prev()
+			}
+		} else {
+			end := []byte(req.ProjectID + "\x01")
+			if k, _ = c.Seek(end); k == nil {
+				k, _ = c.Last()
+			} else {
+				k, _ = c.Prev()
+			}
+		}
+		rep := reputation{tx}
+		var lastKey []byte
+		for ; k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Prev() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			id := string(k[len(prefix)+8:])
+			st, err := getStored(tx, id)
+			if err != nil {
+				return err
+			}
+			if st == nil {
+				continue
+			}
+			s.refresh(rep, st, now)
+			r := st.Rec
+			if req.Status != "" && r.Status != req.Status ||
+				r.ValidationLevel < req.MinLevel ||
+				q != "" && !strings.Contains(strings.ToLower(r.Question), q) && !strings.Contains(strings.ToLower(r.Answer), q) {
+				continue
+			}
+			if len(page.Items) == limit {
+				page.NextCursor = base64.RawURLEncoding.EncodeToString(lastKey[len(prefix):])
+				return nil
+			}
+			page.Items = append(page.Items, r)
+			lastKey = slices.Clone(k)
+		}
+		return nil
+	})
+	if err != nil {
+		return core.ListPage{}, err
+	}
+	return page, nil
+}
+
+// statsTop is how many records Stats lists as top and worst.
+const statsTop = 5
+
+// expiringWindow is how soon an expiry counts as "expiring soon".
+const expiringWindow = 7 * 24 * time.Hour
+
+// Stats summarises a project's own records.
+func (s *Store) Stats(ctx context.Context, projectID string) (core.ProjectStats, error) {
+	if err := core.ValidateProjectID(projectID); err != nil {
+		return core.ProjectStats{}, fmt.Errorf("embedded: stats: %w", err)
+	}
+	now := s.cfg.clock().UTC()
+	var out core.ProjectStats
+	err := s.view(ctx, "stats", func(tx *bolt.Tx) error {
+		out = core.ProjectStats{
+			ProjectID:        projectID,
+			ByStatus:         map[core.Status]int{},
+			ByLevel:          map[string]int{},
+			TrustHistogram:   make([]int, 10),
+			ValidationsByDay: []core.DayCount{},
+			Top:              []core.Record{},
+			Worst:            []core.Record{},
+		}
+		prefix := []byte(projectID + "\x00")
+		rep := reputation{tx}
+		var live []core.Record
+		c := tx.Bucket(bList).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			st, err := getStored(tx, string(k[len(prefix)+8:]))
+			if err != nil {
+				return err
+			}
+			if st == nil {
+				continue
+			}
+			s.refresh(rep, st, now)
+			r := st.Rec
+			out.Total++
+			out.ByStatus[r.Status]++
+			out.ByLevel[r.Level]++
+			out.TrustHistogram[min(int(r.TrustScore*10), 9)]++
+			out.Shown += r.UsageCount
+			out.Used += r.UseCount
+			out.Passes += r.SuccessCount
+			out.Fails += r.FailureCount
+			if r.Status == core.StatusStale {
+				out.Stale++
+			}
+			if !r.TTLExpireAt.IsZero() && r.TTLExpireAt.Sub(now) <= expiringWindow {
+				out.ExpiringSoon++
+			}
+			if r.Status != core.StatusDeprecated {
+				live = append(live, r)
+			}
+		}
+		if out.Shown > 0 {
+			out.UseRate = float64(out.Used) / float64(out.Shown)
+		}
+		byTrust := func(a, b core.Record) int {
+			return cmp.Or(cmp.Compare(b.TrustScore, a.TrustScore), cmp.Compare(a.QAID, b.QAID))
+		}
+		slices.SortFunc(live, byTrust)
+		out.Top = append(out.Top, live[:min(statsTop, len(live))]...)
+		slices.Reverse(live)
+		out.Worst = append(out.Worst, live[:min(statsTop, len(live))]...)
+		dc := tx.Bucket(bDays).Cursor()
+		for k, v := dc.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = dc.Next() {
+			n := readUvarints(v, 2)
+			out.ValidationsByDay = append(out.ValidationsByDay, core.DayCount{Day: string(k[len(prefix):]), Passes: int64(n[0]), Fails: int64(n[1])})
+		}
+		return nil
+	})
+	return out, err
+}

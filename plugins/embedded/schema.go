@@ -1,0 +1,473 @@
+package embedded
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/retrieval"
+	"github.com/memex-dev/memex/trust"
+)
+
+// Buckets (docs/STORAGE.md).
+var (
+	bMeta    = []byte("meta")    // "schema" → decimal version
+	bRecords = []byte("records") // qa_id → JSON stored
+	bDocs    = []byte("docs")    // bigendian doc id → qa_id
+	bPost    = []byte("post")    // scope 0 term 0 docid → uvarint tf_q, tf_a, len_q, len_a
+	bDF      = []byte("df")      // scope 0 term → uvarint document frequency
+	bStats   = []byte("stats")   // scope → uvarint docs, total len_q, total len_a
+	bHash    = []byte("hash")    // project 0 content_hash → qa_id
+	bList    = []byte("list")    // project 0 bigendian created_at ns qa_id → nil
+	bEvents  = []byte("events")  // kind 0 project 0 event_id → JSON result
+	bRep     = []byte("rep")     // "s:"source | "c:"creator → JSON SourceRep / CreatorRep
+	bDays    = []byte("days")    // project 0 YYYY-MM-DD → uvarint passes, fails
+	bRank    = []byte("rank")    // bigendian doc id → JSON rankView
+
+	allBuckets = [][]byte{bMeta, bRecords, bDocs, bPost, bDF, bStats, bHash, bList, bEvents, bRep, bDays, bRank}
+	keySchema  = []byte("schema")
+)
+
+// stored is one QA as it is kept in the records bucket: the record (counters
+// and content), the trust evidence, and its document id in the index.
+type stored struct {
+	Rec   core.Record  `json:"r"`
+	State *trust.State `json:"s"`
+	Doc   uint64       `json:"d"`
+}
+
+// rankView is the part of a record search needs to rank a lexical
+// candidate (visibility, trust evidence, timestamps), kept beside the full
+// record so a search decodes ~50 small values and only `limit` full ones.
+type rankView struct {
+	QAID            string       `json:"id"`
+	ProjectID       string       `json:"p"`
+	SharedProjects  []string     `json:"sp,omitempty"`
+	Status          core.Status  `json:"st"`
+	CreatedAt       time.Time    `json:"c"`
+	LastValidatedAt time.Time    `json:"lv,omitzero"`
+	UpdatedAt       time.Time    `json:"u"`
+	State           *trust.State `json:"s"`
+}
+
+func getRankView(tx *bolt.Tx, doc uint64) (*rankView, error) {
+	v := tx.Bucket(bRank).Get(docKey(doc))
+	if v == nil {
+		return nil, nil
+	}
+	var rv rankView
+	if err := json.Unmarshal(v, &rv); err != nil {
+		return nil, fmt.Errorf("rank entry of doc %d is corrupt: %w", doc, err)
+	}
+	if rv.State == nil {
+		rv.State = trust.NewState("", rv.CreatedAt)
+		rv.State.Status = rv.Status
+	}
+	return &rv, nil
+}
+
+func getStored(tx *bolt.Tx, qaID string) (*stored, error) {
+	v := tx.Bucket(bRecords).Get([]byte(qaID))
+	if v == nil {
+		return nil, nil
+	}
+	var st stored
+	if err := json.Unmarshal(v, &st); err != nil {
+		return nil, fmt.Errorf("record %s is corrupt: %w", qaID, err)
+	}
+	if st.State == nil {
+		st.State = trust.NewState("", st.Rec.CreatedAt)
+		st.State.Status = st.Rec.Status
+	}
+	return &st, nil
+}
+
+func putStored(tx *bolt.Tx, st *stored) error {
+	v, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("encode record %s: %w", st.Rec.QAID, err)
+	}
+	if err := tx.Bucket(bRecords).Put([]byte(st.Rec.QAID), v); err != nil {
+		return err
+	}
+	r := st.Rec
+	v, err = json.Marshal(rankView{
+		QAID: r.QAID, ProjectID: r.ProjectID, SharedProjects: r.SharedProjects, Status: r.Status,
+		CreatedAt: r.CreatedAt, LastValidatedAt: r.LastValidatedAt, UpdatedAt: r.UpdatedAt, State: st.State,
+	})
+	if err != nil {
+		return fmt.Errorf("encode rank entry %s: %w", r.QAID, err)
+	}
+	return tx.Bucket(bRank).Put(docKey(st.Doc), v)
+}
+
+// visible reports whether project may read rec.
+func visible(rec core.Record, project string) bool {
+	return rec.ProjectID == project || rec.ProjectID == core.GlobalProject || slices.Contains(rec.SharedProjects, project)
+}
+
+// Scopes of the inverted index: a project's own QAs ("p:<project>") and the
+// QAs other projects share with it ("s:<project>").
+func ownScope(project string) string    { return "p:" + project }
+func sharedScope(project string) string { return "s:" + project }
+
+// visibleScopes are the scopes a search from project reads.
+func visibleScopes(project string) []string {
+	if project == core.GlobalProject {
+		return []string{ownScope(project)}
+	}
+	return []string{ownScope(project), ownScope(core.GlobalProject), sharedScope(project)}
+}
+
+// indexScopes are the scopes a record is indexed into. A global QA is
+// visible everywhere already, and a QA shared with its own project would be
+// counted twice, so neither gets a shared posting.
+func indexScopes(rec core.Record) []string {
+	out := []string{ownScope(rec.ProjectID)}
+	if rec.ProjectID == core.GlobalProject {
+		return out
+	}
+	for _, p := range rec.SharedProjects {
+		if p == rec.ProjectID || p == core.GlobalProject {
+			continue
+		}
+		if sc := sharedScope(p); !slices.Contains(out, sc) {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+func docKey(doc uint64) []byte { return binary.BigEndian.AppendUint64(nil, doc) }
+
+func termPrefix(scope, term string) []byte {
+	k := make([]byte, 0, len(scope)+len(term)+2+8)
+	k = append(k, scope...)
+	k = append(k, 0)
+	k = append(k, term...)
+	return append(k, 0)
+}
+
+func dfKey(scope, term string) []byte {
+	k := make([]byte, 0, len(scope)+len(term)+1)
+	k = append(k, scope...)
+	k = append(k, 0)
+	return append(k, term...)
+}
+
+func uvarints(vs ...uint64) []byte {
+	b := make([]byte, 0, len(vs)*2)
+	for _, v := range vs {
+		b = binary.AppendUvarint(b, v)
+	}
+	return b
+}
+
+// readUvarints decodes n uvarints; missing ones are 0.
+func readUvarints(b []byte, n int) []uint64 {
+	out := make([]uint64, n)
+	for i := range out {
+		v, k := binary.Uvarint(b)
+		if k <= 0 {
+			break
+		}
+		out[i], b = v, b[k:]
+	}
+	return out
+}
+
+func hashKey(project, hash string) []byte { return []byte(project + "\x00" + hash) }
+
+func listKey(rec core.Record) []byte {
+	k := []byte(rec.ProjectID + "\x00")
+	ns := uint64(0)
+	if rec.CreatedAt.After(time.Unix(0, 0)) {
+		ns = uint64(rec.CreatedAt.UnixNano())
+	}
+	k = binary.BigEndian.AppendUint64(k, ns)
+	return append(k, rec.QAID...)
+}
+
+// indexTerms are the terms of a document; terms holding a NUL byte (the key
+// separator) are not indexed.
+func indexTerms(d retrieval.Doc) map[string]retrieval.TF {
+	for t := range d.Terms {
+		if t == "" || strings.IndexByte(t, 0) >= 0 {
+			delete(d.Terms, t)
+		}
+	}
+	return d.Terms
+}
+
+// indexBatch gathers the index writes of one transaction: postings are
+// written in key order and document-frequency and stats counters once per
+// key, which makes bulk imports several times faster than a Put per term
+// per record. flush must run before the transaction commits.
+type indexBatch struct {
+	posts []kv
+	df    map[string]int64
+	stats map[string][3]int64
+}
+
+type kv struct{ k, v []byte }
+
+func newIndexBatch() *indexBatch {
+	return &indexBatch{df: map[string]int64{}, stats: map[string][3]int64{}}
+}
+
+func (b *indexBatch) empty() bool { return len(b.posts) == 0 && len(b.df) == 0 && len(b.stats) == 0 }
+
+func (b *indexBatch) flush(tx *bolt.Tx) error {
+	slices.SortFunc(b.posts, func(x, y kv) int { return bytes.Compare(x.k, y.k) })
+	post := tx.Bucket(bPost)
+	for _, p := range b.posts {
+		if err := post.Put(p.k, p.v); err != nil {
+			return err
+		}
+	}
+	df := tx.Bucket(bDF)
+	for _, k := range slices.Sorted(maps.Keys(b.df)) {
+		n := int64(readUvarints(df.Get([]byte(k)), 1)[0]) + b.df[k]
+		var err error
+		if n > 0 {
+			err = df.Put([]byte(k), uvarints(uint64(n)))
+		} else {
+			err = df.Delete([]byte(k))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	stats := tx.Bucket(bStats)
+	for sc, d := range b.stats {
+		v := readUvarints(stats.Get([]byte(sc)), 3)
+		var out [3]uint64
+		for i := range out {
+			out[i] = uint64(max(0, int64(v[i])+d[i]))
+		}
+		if err := stats.Put([]byte(sc), uvarints(out[0], out[1], out[2])); err != nil {
+			return err
+		}
+	}
+	*b = *newIndexBatch()
+	return nil
+}
+
+// index adds st's document to every index: postings, df, stats (through
+// b), the doc id, the content-hash index and the list index.
+func (s *Store) index(tx *bolt.Tx, b *indexBatch, st *stored) error {
+	rec := st.Rec
+	doc := s.analyzer.Analyze(rec.Question, rec.Answer)
+	terms := indexTerms(doc)
+	for _, sc := range indexScopes(rec) {
+		for t, tf := range terms {
+			b.posts = append(b.posts, kv{
+				k: binary.BigEndian.AppendUint64(termPrefix(sc, t), st.Doc),
+				v: uvarints(uint64(tf[0]), uint64(tf[1]), uint64(doc.Len[0]), uint64(doc.Len[1])),
+			})
+			b.df[string(dfKey(sc, t))]++
+		}
+		d := b.stats[sc]
+		d[0]++
+		d[1] += int64(doc.Len[0])
+		d[2] += int64(doc.Len[1])
+		b.stats[sc] = d
+	}
+	if err := tx.Bucket(bDocs).Put(docKey(st.Doc), []byte(rec.QAID)); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bHash).Put(hashKey(rec.ProjectID, rec.ContentHash), []byte(rec.QAID)); err != nil {
+		return err
+	}
+	return tx.Bucket(bList).Put(listKey(rec), nil)
+}
+
+// unindex removes what index added for st (re-analysing its stored text).
+// Pending writes of b are flushed first, so a record indexed earlier in
+// the same transaction is removed completely.
+func (s *Store) unindex(tx *bolt.Tx, b *indexBatch, st *stored) error {
+	if !b.empty() {
+		if err := b.flush(tx); err != nil {
+			return err
+		}
+	}
+	rec := st.Rec
+	doc := s.analyzer.Analyze(rec.Question, rec.Answer)
+	terms := indexTerms(doc)
+	post := tx.Bucket(bPost)
+	for _, sc := range indexScopes(rec) {
+		for t := range terms {
+			pk := binary.BigEndian.AppendUint64(termPrefix(sc, t), st.Doc)
+			if post.Get(pk) == nil {
+				continue
+			}
+			if err := post.Delete(pk); err != nil {
+				return err
+			}
+			b.df[string(dfKey(sc, t))]--
+		}
+		d := b.stats[sc]
+		d[0]--
+		d[1] -= int64(doc.Len[0])
+		d[2] -= int64(doc.Len[1])
+		b.stats[sc] = d
+	}
+	if err := tx.Bucket(bDocs).Delete(docKey(st.Doc)); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bRank).Delete(docKey(st.Doc)); err != nil {
+		return err
+	}
+	hk := hashKey(rec.ProjectID, rec.ContentHash)
+	if bytes.Equal(tx.Bucket(bHash).Get(hk), []byte(rec.QAID)) {
+		if err := tx.Bucket(bHash).Delete(hk); err != nil {
+			return err
+		}
+	}
+	return tx.Bucket(bList).Delete(listKey(rec))
+}
+
+// source is the inverted index restricted to some scopes, read in one
+// transaction. It reads only the postings of the asked terms.
+type source struct {
+	tx     *bolt.Tx
+	scopes []string
+}
+
+func (src source) Stats(ctx context.Context) (retrieval.Stats, error) {
+	var st retrieval.Stats
+	b := src.tx.Bucket(bStats)
+	for _, sc := range src.scopes {
+		v := readUvarints(b.Get([]byte(sc)), 3)
+		st.Docs += int64(v[0])
+		st.TotalLen[0] += int64(v[1])
+		st.TotalLen[1] += int64(v[2])
+	}
+	return st, ctx.Err()
+}
+
+func (src source) DocFreq(ctx context.Context, term string) (int64, error) {
+	var n int64
+	b := src.tx.Bucket(bDF)
+	for _, sc := range src.scopes {
+		n += int64(readUvarints(b.Get(dfKey(sc, term)), 1)[0])
+	}
+	return n, ctx.Err()
+}
+
+func (src source) Postings(ctx context.Context, term string, fn func(retrieval.Posting) bool) error {
+	if strings.IndexByte(term, 0) >= 0 {
+		return nil
+	}
+	c := src.tx.Bucket(bPost).Cursor()
+	i := 0
+	for _, sc := range src.scopes {
+		prefix := termPrefix(sc, term)
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if i++; i&1023 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			if len(k) != len(prefix)+8 {
+				continue
+			}
+			p := retrieval.Posting{Doc: binary.BigEndian.Uint64(k[len(prefix):])}
+			for f := range 2 * retrieval.NumFields {
+				x, n := binary.Uvarint(v)
+				if n <= 0 {
+					break
+				}
+				v = v[n:]
+				if f < retrieval.NumFields {
+					p.TF[f] = uint32(x)
+				} else {
+					p.Len[f-retrieval.NumFields] = uint32(x)
+				}
+			}
+			if !fn(p) {
+				return nil
+			}
+		}
+	}
+	return ctx.Err()
+}
+
+// reputation reads the book inside a transaction.
+type reputation struct{ tx *bolt.Tx }
+
+func (r reputation) Source(id string) trust.SourceRep {
+	var rep trust.SourceRep
+	if v := r.tx.Bucket(bRep).Get([]byte("s:" + id)); v != nil {
+		_ = json.Unmarshal(v, &rep)
+	}
+	return rep
+}
+
+func (r reputation) Creator(id string) trust.CreatorRep {
+	var rep trust.CreatorRep
+	if v := r.tx.Bucket(bRep).Get([]byte("c:" + id)); v != nil {
+		_ = json.Unmarshal(v, &rep)
+	}
+	return rep
+}
+
+// addEffects adds Apply's reputation increments to the book.
+func addEffects(tx *bolt.Tx, creator string, eff trust.Effects) error {
+	r := reputation{tx}
+	b := tx.Bucket(bRep)
+	for id, inc := range eff.Sources {
+		cur := r.Source(id)
+		cur.Agree += inc.Agree
+		cur.Disagree += inc.Disagree
+		cur.Trusted = cur.Trusted || inc.Trusted
+		v, _ := json.Marshal(cur)
+		if err := b.Put([]byte("s:"+id), v); err != nil {
+			return err
+		}
+	}
+	if creator != "" && (eff.Creator.Proven != 0 || eff.Creator.Rejected != 0) {
+		cur := r.Creator(creator)
+		cur.Proven += eff.Creator.Proven
+		cur.Rejected += eff.Creator.Rejected
+		v, _ := json.Marshal(cur)
+		if err := b.Put([]byte("c:"+creator), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func eventKey(kind, project, eventID string) []byte {
+	return []byte(kind + "\x00" + project + "\x00" + eventID)
+}
+
+// loadEvent decodes the stored result of an event into out; false when the
+// event is new.
+func loadEvent(tx *bolt.Tx, key []byte, out any) (bool, error) {
+	v := tx.Bucket(bEvents).Get(key)
+	if v == nil {
+		return false, nil
+	}
+	if err := json.Unmarshal(v, out); err != nil {
+		return false, fmt.Errorf("stored event result is corrupt: %w", err)
+	}
+	return true, nil
+}
+
+func saveEvent(tx *bolt.Tx, key []byte, result any) error {
+	v, err := json.Marshal(result)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bEvents).Put(key, v)
+}

@@ -1,0 +1,360 @@
+package embedded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterr "go.etcd.io/bbolt/errors"
+
+	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/retrieval"
+	"github.com/memex-dev/memex/trust"
+)
+
+// SchemaVersion is the on-disk schema this package writes. A store written
+// by a newer memex is refused rather than misread.
+const SchemaVersion = 1
+
+// initialMmapSize is the address space reserved for the file (virtual
+// memory only; the file itself grows as needed).
+const initialMmapSize = 1 << 30
+
+// DefaultLockTimeout is how long an operation waits for another process to
+// release the store.
+const DefaultLockTimeout = 5 * time.Second
+
+// Compile-time checks of the capabilities the store implements.
+var (
+	_ core.MemoryPlugin = (*Store)(nil)
+	_ core.Getter       = (*Store)(nil)
+	_ core.Lister       = (*Store)(nil)
+	_ core.Deleter      = (*Store)(nil)
+	_ core.Patcher      = (*Store)(nil)
+	_ core.Importer     = (*Store)(nil)
+	_ core.Expirer      = (*Store)(nil)
+	_ core.Statser      = (*Store)(nil)
+	_ core.Pinger       = (*Store)(nil)
+	_ io.Closer         = (*Store)(nil)
+)
+
+// Option configures a Store.
+type Option func(*config)
+
+type config struct {
+	clock       func() time.Time
+	logger      *slog.Logger
+	params      trust.Params
+	lockTimeout time.Duration
+	keepOpen    bool
+}
+
+// WithClock injects the clock used for timestamps, freshness and expiry.
+func WithClock(now func() time.Time) Option { return func(c *config) { c.clock = now } }
+
+// WithLogger sets the logger (silent by default).
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// WithTrustParams sets the trust model's parameters. The default is
+// trust.DefaultParams with CountCreator true (SPEC §5.1: the creating run's
+// own --verify pass counts in the embedded store).
+func WithTrustParams(p trust.Params) Option { return func(c *config) { c.params = p } }
+
+// WithLockTimeout sets how long an operation waits for another process that
+// holds the store (default 5 s).
+func WithLockTimeout(d time.Duration) Option { return func(c *config) { c.lockTimeout = d } }
+
+// WithKeepOpen holds the file open (and so locked against other processes)
+// for the Store's lifetime: exclusive mode, for a long-lived single process
+// such as memex serve.
+func WithKeepOpen() Option { return func(c *config) { c.keepOpen = true } }
+
+// Store is the embedded memory store. It is safe for concurrent use.
+type Store struct {
+	path     string
+	cfg      config
+	model    *trust.Model
+	analyzer *retrieval.Analyzer
+	scorer   *retrieval.Scorer
+	log      *slog.Logger
+
+	mu        sync.Mutex
+	db        *bolt.DB // the open handle (always set in keep-open mode)
+	dbRW      bool
+	refs      int
+	wantWrite int
+	changed   chan struct{} // closed and replaced when the handle closes
+	closed    bool
+}
+
+// Open opens (creating if needed) the store at path.
+func Open(path string, opts ...Option) (*Store, error) {
+	p := trust.DefaultParams()
+	p.CountCreator = true
+	cfg := config{clock: time.Now, params: p, lockTimeout: DefaultLockTimeout}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.logger == nil {
+		cfg.logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.lockTimeout <= 0 {
+		cfg.lockTimeout = DefaultLockTimeout
+	}
+	a := retrieval.NewAnalyzer()
+	s := &Store{
+		path:     path,
+		cfg:      cfg,
+		model:    trust.New(cfg.params),
+		analyzer: a,
+		scorer:   retrieval.NewScorer(a, retrieval.DefaultParams()),
+		log:      cfg.logger.With("component", "embedded"),
+		changed:  make(chan struct{}),
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("embedded: create directory of %s: %w", path, err)
+		}
+	}
+	db, err := s.openDB(context.Background(), false)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Update(initSchema); err != nil {
+		s.closeDB(db)
+		return nil, fmt.Errorf("embedded: open %s: %w", path, err)
+	}
+	if cfg.keepOpen {
+		s.db, s.dbRW = db, true
+		return s, nil
+	}
+	s.closeDB(db)
+	return s, nil
+}
+
+// Path returns the store's file.
+func (s *Store) Path() string { return s.path }
+
+// Name is the plugin name.
+func (s *Store) Name() string { return "embedded" }
+
+// Close releases the store. In keep-open mode it closes the file; otherwise
+// it only marks the Store closed (no file is held between operations).
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.cfg.keepOpen && s.db != nil {
+		err := s.db.Close()
+		s.db = nil
+		if err != nil {
+			return fmt.Errorf("embedded: close %s: %w", s.path, err)
+		}
+	}
+	return nil
+}
+
+// openDB opens the database file, taking bbolt's file lock (shared when
+// readOnly, else exclusive). It first queues at the gate (see lockGate), so
+// that processes take turns instead of racing for bbolt's lock; the gate is
+// released as soon as the file is open.
+func (s *Store) openDB(ctx context.Context, readOnly bool) (*bolt.DB, error) {
+	deadline := time.Now().Add(s.cfg.lockTimeout)
+	gate, err := s.lockGate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if gate != nil {
+		defer gate.Close()
+	}
+	wait := time.Until(deadline)
+	if wait < 50*time.Millisecond {
+		wait = 50 * time.Millisecond
+	}
+	db, err := bolt.Open(s.path, 0o600, &bolt.Options{
+		Timeout:  wait,
+		ReadOnly: readOnly,
+		// Reserve address space up front so a growing file is not
+		// remapped (every remap copies the nodes of the open transaction).
+		InitialMmapSize: initialMmapSize,
+		FreelistType:    bolt.FreelistMapType,
+	})
+	if err == nil {
+		return db, nil
+	}
+	switch {
+	case errors.Is(err, bolterr.ErrTimeout):
+		return nil, s.lockedError()
+	case errors.Is(err, bolterr.ErrInvalid), errors.Is(err, bolterr.ErrChecksum), errors.Is(err, bolterr.ErrVersionMismatch):
+		return nil, fmt.Errorf("embedded: %s is not a memex store or is corrupt: %w", s.path, err)
+	case errors.Is(err, os.ErrPermission):
+		return nil, fmt.Errorf("embedded: cannot open %s: permission denied: %w", s.path, err)
+	}
+	return nil, fmt.Errorf("embedded: cannot open %s (not a memex store, corrupt or unreadable): %w", s.path, err)
+}
+
+func (s *Store) closeDB(db *bolt.DB) {
+	if err := db.Close(); err != nil {
+		s.log.Warn("close store", "error", err)
+	}
+}
+
+// acquire returns an open handle for one operation and its release func.
+// In the default mode the handle is shared by the operations in flight in
+// this process and closed (releasing the file lock) when the last finishes;
+// read-only operations open the file with a shared lock when no writer is
+// in flight.
+func (s *Store) acquire(ctx context.Context, write bool) (*bolt.DB, func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	waiting := false
+	defer func() {
+		if waiting {
+			s.mu.Lock()
+			s.wantWrite--
+			s.mu.Unlock()
+		}
+	}()
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, nil, fmt.Errorf("embedded: store %s is closed: %w", s.path, core.ErrUnavailable)
+		}
+		if s.cfg.keepOpen {
+			db := s.db
+			s.mu.Unlock()
+			return db, func() {}, nil
+		}
+		if s.db != nil && (s.dbRW || (!write && s.wantWrite == 0)) {
+			s.refs++
+			db := s.db
+			s.mu.Unlock()
+			return db, s.release, nil
+		}
+		if s.db == nil {
+			rw := write || s.wantWrite > 0
+			db, err := s.openDB(ctx, !rw)
+			if err != nil {
+				s.mu.Unlock()
+				return nil, nil, err
+			}
+			s.db, s.dbRW, s.refs = db, rw, 1
+			s.mu.Unlock()
+			return db, s.release, nil
+		}
+		// A read-only handle is open and a writer needs the file: wait
+		// for the readers in flight to finish.
+		if write && !waiting {
+			waiting = true
+			s.wantWrite++
+		}
+		ch := s.changed
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	}
+}
+
+func (s *Store) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refs--
+	if s.refs > 0 {
+		return
+	}
+	s.closeDB(s.db)
+	s.db = nil
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// view runs fn in one read-only transaction.
+func (s *Store) view(ctx context.Context, op string, fn func(*bolt.Tx) error) error {
+	db, release, err := s.acquire(ctx, false)
+	if err != nil {
+		return fmt.Errorf("embedded: %s: %w", op, err)
+	}
+	defer release()
+	if err := db.View(fn); err != nil {
+		return fmt.Errorf("embedded: %s: %w", op, err)
+	}
+	return nil
+}
+
+// update runs fn in one read-write transaction; it returns after the
+// commit is on disk.
+func (s *Store) update(ctx context.Context, op string, fn func(*bolt.Tx) error) error {
+	db, release, err := s.acquire(ctx, true)
+	if err != nil {
+		return fmt.Errorf("embedded: %s: %w", op, err)
+	}
+	defer release()
+	if err := db.Update(func(tx *bolt.Tx) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return fn(tx)
+	}); err != nil {
+		return fmt.Errorf("embedded: %s: %w", op, err)
+	}
+	return nil
+}
+
+// Ping checks that the store opens and has a readable schema.
+func (s *Store) Ping(ctx context.Context) error {
+	return s.view(ctx, "ping", func(tx *bolt.Tx) error {
+		return checkVersion(tx)
+	})
+}
+
+// TaskGrade grades a prompt with the local grader.
+func (s *Store) TaskGrade(ctx context.Context, req core.TaskGradeRequest) (core.TaskGrade, error) {
+	if err := ctx.Err(); err != nil {
+		return core.TaskGrade{}, fmt.Errorf("embedded: task grade: %w", err)
+	}
+	return core.GradeTask(req.Prompt), nil
+}
+
+func initSchema(tx *bolt.Tx) error {
+	for _, b := range allBuckets {
+		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+			return fmt.Errorf("create bucket %s: %w", b, err)
+		}
+	}
+	meta := tx.Bucket(bMeta)
+	if v := meta.Get(keySchema); v == nil {
+		return meta.Put(keySchema, []byte(strconv.Itoa(SchemaVersion)))
+	}
+	return checkVersion(tx)
+}
+
+func checkVersion(tx *bolt.Tx) error {
+	meta := tx.Bucket(bMeta)
+	if meta == nil {
+		return errors.New("not a memex store (no meta bucket)")
+	}
+	v, err := strconv.Atoi(string(meta.Get(keySchema)))
+	if err != nil {
+		return errors.New("not a memex store (unreadable schema version)")
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("store schema version %d is newer than this memex supports (%d): upgrade memex", v, SchemaVersion)
+	}
+	return nil
+}
