@@ -5,72 +5,493 @@ import (
 	"context"
 	"math"
 	"slices"
+	"sync"
 )
 
-// Params tune BM25F.
+// Params tune BM25F and the cost bounds of Search.
 type Params struct {
-	K1          float64
-	B           float64
+	// K1 is the term-frequency saturation constant.
+	K1 float64
+	// B is the length-normalisation strength of every field whose FieldB
+	// entry is zero.
+	B float64
+	// FieldWeight multiplies a field's normalised term frequency.
 	FieldWeight [NumFields]float64
+	// FieldB, when an entry is non-zero, overrides B for that field (use a
+	// tiny positive value for "no normalisation").
+	FieldB [NumFields]float64
+	// PostingBudget bounds the postings Search reads: query terms are taken
+	// rarest first and their postings read while the running sum of their
+	// document frequencies stays within the budget (the rarest term is
+	// always read). The remaining, common terms are scored only for the
+	// RescoreDepth best candidates. Zero means no bound (exact BM25F).
+	PostingBudget int64
+	// RescoreDepth is how many candidates the common terms are scored for
+	// when PostingBudget defers some terms (at least the k asked for).
+	RescoreDepth int
 }
 
-// DefaultParams are the tuned defaults.
+// DefaultParams are the defaults tuned on the shared/eval dev sets (see
+// cmd/memex-bench quality).
 func DefaultParams() Params {
-	return Params{K1: 1.2, B: 0.75, FieldWeight: [NumFields]float64{2, 1}}
+	return Params{
+		K1:            1.6,
+		B:             0.75,
+		FieldWeight:   [NumFields]float64{2, 0.3},
+		FieldB:        [NumFields]float64{0, 0.9},
+		PostingBudget: 8192,
+		RescoreDepth:  100,
+	}
+}
+
+func (p Params) fieldB(f int) float64 {
+	if p.FieldB[f] != 0 {
+		return p.FieldB[f]
+	}
+	return p.B
+}
+
+// TermFreqReader is an optional Source capability: random access to the
+// term frequencies of given documents. Search uses it to score deferred
+// common terms (see Params.PostingBudget) for a few candidates without
+// reading those terms' postings; without it, Search reads the postings and
+// gets the same result more slowly.
+type TermFreqReader interface {
+	// TermFreqs calls fn once for each visible document of docs, in any
+	// order, with tfs[i] the frequency of terms[i] in it (zero when absent)
+	// and its field lengths. tfs is only valid during the call.
+	TermFreqs(ctx context.Context, docs []uint64, terms []string, fn func(doc uint64, tfs []TF, lens [NumFields]uint32)) error
 }
 
 // Scorer ranks documents of a Source for a query. Safe for concurrent use.
 type Scorer struct {
-	a *Analyzer
-	p Params
+	a     *Analyzer
+	p     Params
+	pools [48]sync.Pool // *accum by log2 of table size
 }
 
 // NewScorer returns a scorer using a to analyse queries.
 func NewScorer(a *Analyzer, p Params) *Scorer { return &Scorer{a: a, p: p} }
 
+// Params returns the scorer's parameters.
+func (s *Scorer) Params() Params { return s.p }
+
+type queryTerm struct {
+	term string
+	df   int64
+	idf  float64
+}
+
+// ctxCheckEvery is how many postings pass between context checks.
+const ctxCheckEvery = 4096
+
 // Search returns the k best documents for query, best first (ties: lower
-// Doc first). PLACEHOLDER implementation.
+// Doc first); k ≤ 0 returns every matching document, exactly scored (the
+// PostingBudget does not apply). Only the postings of the
+// query's distinct terms are read (and, with a PostingBudget, only those of
+// its rarer terms). An empty or all-stopword query returns no hits. If ctx is
+// cancelled the search stops and returns ctx.Err().
 func (s *Scorer) Search(ctx context.Context, src Source, query string, k int) ([]Hit, error) {
-	st, err := src.Stats(ctx)
-	if err != nil || st.Docs == 0 {
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	seen := map[string]bool{}
-	acc := map[uint64]float64{}
-	var maxScore float64
-	for _, t := range s.a.Terms(query) {
-		if seen[t] {
-			continue
-		}
-		seen[t] = true
+	terms := dedupe(s.a.Terms(query))
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	st, err := src.Stats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if st.Docs <= 0 {
+		return nil, nil
+	}
+	n := float64(st.Docs)
+	qts := make([]queryTerm, 0, len(terms))
+	var norm float64
+	for _, t := range terms {
 		df, err := src.DocFreq(ctx, t)
 		if err != nil {
 			return nil, err
 		}
-		if df == 0 {
-			continue
+		df = min(max(df, 0), st.Docs)
+		q := queryTerm{term: t, df: df, idf: idf(n, float64(df))}
+		norm += q.idf
+		if df > 0 {
+			qts = append(qts, q)
 		}
-		idf := math.Log(1 + (float64(st.Docs)-float64(df)+0.5)/(float64(df)+0.5))
-		maxScore += idf
-		err = src.Postings(ctx, t, func(p Posting) bool {
-			var w float64
-			for f := range NumFields {
-				w += s.p.FieldWeight[f] * float64(p.TF[f])
+	}
+	if len(qts) == 0 {
+		return nil, nil
+	}
+	// Rarest first; the order also fixes the summation order of every
+	// document's score, so all code paths give bit-identical scores.
+	slices.SortFunc(qts, func(a, b queryTerm) int { return cmp.Or(cmp.Compare(a.df, b.df), cmp.Compare(a.term, b.term)) })
+	scan := 0
+	var cum int64
+	exact := s.p.PostingBudget <= 0 || k <= 0
+	for scan < len(qts) && (scan == 0 || exact || cum+qts[scan].df <= s.p.PostingBudget) {
+		cum += qts[scan].df
+		scan++
+	}
+
+	sat := s.saturation(st)
+	acc := s.getAccum(int(min(cum, st.Docs)))
+	defer s.putAccum(acc)
+	var seen int
+	var cancelled error
+	for _, q := range qts[:scan] {
+		idf := q.idf
+		err := src.Postings(ctx, q.term, func(p Posting) bool {
+			seen++
+			if seen%ctxCheckEvery == 0 {
+				if cancelled = ctx.Err(); cancelled != nil {
+					return false
+				}
 			}
-			acc[p.Doc] += idf * w / (w + s.p.K1)
+			if v := sat.of(p.TF, p.Len); v > 0 {
+				acc.add(p.Doc, idf*v)
+			}
 			return true
 		})
 		if err != nil {
 			return nil, err
 		}
+		if cancelled != nil {
+			return nil, cancelled
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 	}
-	hits := make([]Hit, 0, len(acc))
-	for d, sc := range acc {
-		hits = append(hits, Hit{Doc: d, Score: sc, Relevance: sc / maxScore})
+	if scan == len(qts) {
+		return acc.top(k, norm), nil
 	}
-	slices.SortFunc(hits, func(a, b Hit) int { return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.Doc, b.Doc)) })
-	if k > 0 && len(hits) > k {
-		hits = hits[:k]
+
+	// Score the deferred common terms for the best candidates only. A
+	// document whose partial score plus the most the deferred terms can add
+	// (Σ idf, as saturation < 1) stays below the k-th best partial score
+	// cannot reach the top k, so it is not a candidate; when this bound
+	// shortens the candidate list, the result is exact.
+	depth := max(s.p.RescoreDepth, k, 1)
+	cands := acc.top(depth, 0)
+	var bound float64
+	for _, q := range qts[scan:] {
+		bound += q.idf
 	}
-	return hits, ctx.Err()
+	if k > 0 && len(cands) >= k {
+		theta := cands[k-1].Score
+		cut := len(cands)
+		for cut > k && cands[cut-1].Score+bound < theta {
+			cut--
+		}
+		cands = cands[:cut]
+	}
+	if err := s.rescore(ctx, src, cands, qts[scan:], sat); err != nil {
+		return nil, err
+	}
+	for i := range cands {
+		cands[i].Relevance = relevance(cands[i].Score, norm)
+	}
+	sortHits(cands)
+	if k > 0 && len(cands) > k {
+		cands = cands[:k]
+	}
+	return cands, nil
+}
+
+// rescore adds the contributions of terms to cands.
+func (s *Scorer) rescore(ctx context.Context, src Source, cands []Hit, terms []queryTerm, sat saturation) error {
+	pos := make(map[uint64]int, len(cands))
+	docs := make([]uint64, len(cands))
+	for i, c := range cands {
+		pos[c.Doc] = i
+		docs[i] = c.Doc
+	}
+	if r, ok := src.(TermFreqReader); ok {
+		names := make([]string, len(terms))
+		for i, q := range terms {
+			names[i] = q.term
+		}
+		return r.TermFreqs(ctx, docs, names, func(doc uint64, tfs []TF, lens [NumFields]uint32) {
+			i, ok := pos[doc]
+			if !ok {
+				return
+			}
+			for j, q := range terms {
+				if j < len(tfs) {
+					if v := sat.of(tfs[j], lens); v > 0 {
+						cands[i].Score += q.idf * v
+					}
+				}
+			}
+		})
+	}
+	for _, q := range terms {
+		var cancelled error
+		seen := 0
+		err := src.Postings(ctx, q.term, func(p Posting) bool {
+			if seen++; seen%ctxCheckEvery == 0 {
+				if cancelled = ctx.Err(); cancelled != nil {
+					return false
+				}
+			}
+			if i, ok := pos[p.Doc]; ok {
+				if v := sat.of(p.TF, p.Len); v > 0 {
+					cands[i].Score += q.idf * v
+				}
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		if cancelled != nil {
+			return cancelled
+		}
+	}
+	return ctx.Err()
+}
+
+// saturation computes the BM25F term saturation of a posting.
+type saturation struct {
+	c0, c1, w [NumFields]float64
+	k1        float64
+}
+
+func (s *Scorer) saturation(st Stats) saturation {
+	var sat saturation
+	n := float64(st.Docs)
+	for f := range NumFields {
+		avg := float64(st.TotalLen[f]) / n
+		if avg <= 0 {
+			avg = 1
+		}
+		b := s.p.fieldB(f)
+		sat.c0[f] = 1 - b
+		sat.c1[f] = b / avg
+		sat.w[f] = s.p.FieldWeight[f]
+	}
+	sat.k1 = s.p.K1
+	return sat
+}
+
+// of returns tf'/(tf'+k1) with tf' = Σ_f w_f·tf_f/(1-b_f+b_f·len_f/avglen_f).
+func (s *saturation) of(tf TF, lens [NumFields]uint32) float64 {
+	var t float64
+	for f := range NumFields {
+		if tf[f] != 0 {
+			t += s.w[f] * float64(tf[f]) / (s.c0[f] + s.c1[f]*float64(lens[f]))
+		}
+	}
+	if t <= 0 {
+		return 0
+	}
+	return t / (t + s.k1)
+}
+
+// idf is the BM25 inverse document frequency, always positive.
+func idf(n, df float64) float64 {
+	return math.Log(1 + (n-df+0.5)/(df+0.5))
+}
+
+// dedupe removes repeated terms, keeping first occurrences in order.
+func dedupe(ts []string) []string {
+	if len(ts) <= 16 {
+		out := ts[:0]
+	outer:
+		for _, t := range ts {
+			for _, o := range out {
+				if o == t {
+					continue outer
+				}
+			}
+			out = append(out, t)
+		}
+		return out
+	}
+	seen := make(map[string]struct{}, len(ts))
+	out := ts[:0]
+	for _, t := range ts {
+		if _, ok := seen[t]; ok {
+			continue
+		}
+		seen[t] = struct{}{}
+		out = append(out, t)
+	}
+	return out
+}
+
+func relevance(score, norm float64) float64 {
+	if norm <= 0 {
+		return 0
+	}
+	return min(max(score/norm, 0), 1)
+}
+
+// better reports whether a ranks before b.
+func better(a, b Hit) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	return a.Doc < b.Doc
+}
+
+func sortHits(hits []Hit) {
+	slices.SortFunc(hits, func(a, b Hit) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.Doc, b.Doc))
+	})
+}
+
+// accum is an open-addressing hash table doc → score, reused across
+// searches through the scorer's pools. Scores added are positive, so a zero
+// score marks an empty slot.
+type accum struct {
+	slots   []accSlot
+	shift   uint
+	touched []uint32 // occupied slots, in insertion order
+}
+
+type accSlot struct {
+	doc   uint64
+	score float64
+}
+
+// getAccum returns an empty table with room for n documents at load ≤ 1/2.
+// Tables are pooled by size so that a search never works in a table much
+// larger than it needs (which would cost cache misses).
+func (s *Scorer) getAccum(n int) *accum {
+	bits := uint(6)
+	for 1<<bits < 2*n {
+		bits++
+	}
+	a, _ := s.pools[min(bits, uint(len(s.pools)-1))].Get().(*accum)
+	if a == nil || len(a.slots) != 1<<bits {
+		a = &accum{slots: make([]accSlot, 1<<bits), shift: 64 - bits}
+	}
+	return a
+}
+
+func (s *Scorer) putAccum(a *accum) {
+	for _, i := range a.touched {
+		a.slots[i] = accSlot{}
+	}
+	a.touched = a.touched[:0]
+	bits := 64 - a.shift
+	if bits < uint(len(s.pools)) {
+		s.pools[bits].Put(a)
+	}
+}
+
+func (a *accum) add(doc uint64, v float64) {
+	mask := uint64(len(a.slots) - 1)
+	i := (doc * 0x9E3779B97F4A7C15) >> a.shift
+	for {
+		s := &a.slots[i]
+		if s.score == 0 {
+			*s = accSlot{doc: doc, score: v}
+			a.touched = append(a.touched, uint32(i))
+			if 2*len(a.touched) > len(a.slots) {
+				a.grow()
+			}
+			return
+		}
+		if s.doc == doc {
+			s.score += v
+			return
+		}
+		i = (i + 1) & mask
+	}
+}
+
+// grow doubles the table (only when a Source returned more postings than
+// its document frequencies announced).
+func (a *accum) grow() {
+	old := a.slots
+	touched := a.touched
+	a.slots = make([]accSlot, 2*len(old))
+	a.shift--
+	a.touched = make([]uint32, 0, 2*len(touched))
+	for _, i := range touched {
+		s := old[i]
+		a.add(s.doc, s.score)
+	}
+}
+
+// top returns the k best documents (all when k ≤ 0), best first, with
+// Relevance = Score/norm.
+func (a *accum) top(k int, norm float64) []Hit {
+	if k <= 0 || k >= len(a.touched) {
+		hits := make([]Hit, len(a.touched))
+		for j, i := range a.touched {
+			s := a.slots[i]
+			hits[j] = Hit{Doc: s.doc, Score: s.score, Relevance: relevance(s.score, norm)}
+		}
+		sortHits(hits)
+		return hits
+	}
+	// Min-heap of the k best so far; h[0] is the worst of them. A dense
+	// table is read sequentially (cheaper than hopping through touched).
+	h := make([]Hit, 0, k)
+	push := func(s accSlot) {
+		hit := Hit{Doc: s.doc, Score: s.score}
+		if len(h) < k {
+			h = append(h, hit)
+			up(h, len(h)-1)
+			return
+		}
+		if better(hit, h[0]) {
+			h[0] = hit
+			down(h, 0)
+		}
+	}
+	if 8*len(a.touched) > len(a.slots) {
+		for _, s := range a.slots {
+			// Skip empty slots and scores already below the k-th best.
+			if s.score != 0 && (len(h) < k || s.score >= h[0].Score) {
+				push(s)
+			}
+		}
+	} else {
+		for _, i := range a.touched {
+			if s := a.slots[i]; len(h) < k || s.score >= h[0].Score {
+				push(s)
+			}
+		}
+	}
+	for i := range h {
+		h[i].Relevance = relevance(h[i].Score, norm)
+	}
+	sortHits(h)
+	return h
+}
+
+// heap helpers: the root is the worst hit.
+func up(h []Hit, i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !better(h[p], h[i]) {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+}
+
+func down(h []Hit, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		worst := l
+		if r := l + 1; r < len(h) && better(h[l], h[r]) {
+			worst = r
+		}
+		if !better(h[i], h[worst]) {
+			return
+		}
+		h[i], h[worst] = h[worst], h[i]
+		i = worst
+	}
 }

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/memex-dev/memex/internal/evalset"
+)
+
+// runGen writes n synthetic QAs as JSONL ({qa_id, question, answer}) for
+// `memex qa import`.
+func runGen(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
+	n := fs.Int("n", 1000, "number of QAs")
+	seed := fs.Uint64("seed", 1, "generator seed")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	return writeSynthetic(out, *n, *seed)
+}
+
+func writeSynthetic(out io.Writer, n int, seed uint64) error {
+	w := bufio.NewWriter(out)
+	enc := json.NewEncoder(w)
+	syn := evalset.NewSynthetic(seed)
+	for i := range n {
+		r := syn.Record(i)
+		if err := enc.Encode(map[string]string{"qa_id": r.ID, "question": r.Question, "answer": r.Answer}); err != nil {
+			return err
+		}
+	}
+	return w.Flush()
+}
+
+// runProcess times the memex binary as a process: `memex search` at each
+// corpus size, and the overhead `memex run` adds to the example agent run
+// directly (SPEC §9). It prints a markdown table.
+func runProcess(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("process", flag.ContinueOnError)
+	memex := fs.String("memex", "", "path to the memex binary (build it with go build -o)")
+	sizes := fs.String("sizes", "1000,10000,100000", "corpus sizes")
+	runs := fs.Int("runs", 100, "timed invocations per measurement")
+	agent := fs.String("agent", "examples/agent/agent.sh", "the bare agent for the run overhead")
+	overheadAt := fs.Int("overhead-at", 100000, "corpus size at which to measure run overhead (0: skip)")
+	keep := fs.String("dir", "", "work directory (default: a temporary one, removed)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *memex == "" {
+		return errors.New("-memex is required (go build -o /tmp/memex ./cmd/memex)")
+	}
+	bin, err := filepath.Abs(*memex)
+	if err != nil {
+		return err
+	}
+	agentPath, err := filepath.Abs(*agent)
+	if err != nil {
+		return err
+	}
+	dir := *keep
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "memex-bench-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+	}
+	fmt.Fprintf(out, "| corpus | memex search p50 | p90 | p99 | store bytes | bytes/QA |\n|---:|---:|---:|---:|---:|---:|\n")
+	var overheadStore string
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return fmt.Errorf("-sizes: %q is not a number", s)
+		}
+		store := filepath.Join(dir, fmt.Sprintf("memex-%d.db", n))
+		if err := importCorpus(bin, store, dir, n); err != nil {
+			return err
+		}
+		queries := syntheticQueries(*runs, uint64(n))
+		lat, err := timeCmd(*runs, func(i int) *exec.Cmd {
+			return exec.Command(bin, "search", "--store", "file://"+store, "--project", "bench", queries[i])
+		})
+		if err != nil {
+			return err
+		}
+		st, _ := os.Stat(store)
+		var size int64
+		if st != nil {
+			size = st.Size()
+		}
+		fmt.Fprintf(out, "| %d | %s | %s | %s | %d | %d |\n", n, ms(pct(lat, 50)), ms(pct(lat, 90)), ms(pct(lat, 99)), size, size/int64(n))
+		if n == *overheadAt {
+			overheadStore = store
+		}
+	}
+	if overheadStore == "" {
+		return nil
+	}
+	queries := syntheticQueries(*runs, 7)
+	direct, err := timeCmd(*runs, func(i int) *exec.Cmd {
+		c := exec.Command(agentPath)
+		c.Stdin = strings.NewReader(queries[i])
+		return c
+	})
+	if err != nil {
+		return err
+	}
+	viaMemex, err := timeCmd(*runs, func(i int) *exec.Cmd {
+		return exec.Command(bin, "run", "--store", "file://"+overheadStore, "--project", "bench", "--backend", agentPath, queries[i])
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\n| at %d QAs | p50 | p90 | p99 |\n|---|---:|---:|---:|\n", *overheadAt)
+	fmt.Fprintf(out, "| agent alone | %s | %s | %s |\n", ms(pct(direct, 50)), ms(pct(direct, 90)), ms(pct(direct, 99)))
+	fmt.Fprintf(out, "| memex run + agent | %s | %s | %s |\n", ms(pct(viaMemex, 50)), ms(pct(viaMemex, 90)), ms(pct(viaMemex, 99)))
+	fmt.Fprintf(out, "| **overhead (p50 difference)** | **%s** | | |\n", ms(pct(viaMemex, 50)-pct(direct, 50)))
+	return nil
+}
+
+func importCorpus(bin, store, dir string, n int) error {
+	if _, err := os.Stat(store); err == nil {
+		return nil // reuse a corpus built by an earlier run in -dir
+	}
+	path := filepath.Join(dir, fmt.Sprintf("corpus-%d.jsonl", n))
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := writeSynthetic(f, n, 1); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	cmd := exec.Command(bin, "qa", "import", "--store", "file://"+store, "--project", "bench", path)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("import %d QAs: %w", n, err)
+	}
+	return nil
+}
+
+func syntheticQueries(n int, seed uint64) []string {
+	syn := evalset.NewSynthetic(seed + 1000)
+	qs := make([]string, n)
+	for i := range qs {
+		qs[i] = syn.Query()
+	}
+	return qs
+}
+
+// timeCmd runs the command n times (after 3 warm-up runs) and returns the
+// sorted wall times.
+func timeCmd(n int, mk func(i int) *exec.Cmd) ([]time.Duration, error) {
+	for i := range 3 {
+		if out, err := mk(i % n).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("warm-up: %v: %s", err, lastLine(out))
+		}
+	}
+	lat := make([]time.Duration, 0, n)
+	for i := range n {
+		c := mk(i)
+		c.Stdout, c.Stderr = io.Discard, io.Discard
+		start := time.Now()
+		if err := c.Run(); err != nil {
+			return nil, fmt.Errorf("run %d: %w", i, err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	return lat, nil
+}
+
+func pct(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := min(len(sorted)-1, (len(sorted)*p+99)/100-1)
+	return sorted[max(i, 0)]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+
+func lastLine(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return s
+}

@@ -1,0 +1,214 @@
+package retrieval
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+)
+
+// MemIndex is an in-memory Source (with TermFreqReader): an inverted index
+// of analysed QAs plus a forward index of each document's terms, used by
+// tests, benchmarks and the evaluation tools. Reads (Stats, DocFreq,
+// Postings, TermFreqs, Len) may run concurrently with each other and with
+// Add/Remove; callbacks run under the read lock, so they must not call Add
+// or Remove.
+type MemIndex struct {
+	a *Analyzer
+
+	mu    sync.RWMutex
+	ids   map[string]uint32 // term → id
+	post  [][]Posting       // by term id
+	docs  map[uint64]memDoc
+	stats Stats
+}
+
+// memDoc is the forward index of one document in one allocation: its field
+// lengths, its n term ids (sorted), then their n frequencies per field.
+type memDoc []uint32
+
+const memDocHead = NumFields
+
+func (d memDoc) lens() (l [NumFields]uint32) {
+	copy(l[:], d[:NumFields])
+	return l
+}
+func (d memDoc) n() int          { return (len(d) - memDocHead) / (1 + NumFields) }
+func (d memDoc) terms() []uint32 { return d[memDocHead : memDocHead+d.n()] }
+func (d memDoc) tf(i int) (tf TF) {
+	off := memDocHead + d.n() + i*NumFields
+	copy(tf[:], d[off:off+NumFields])
+	return tf
+}
+
+var (
+	_ Source         = (*MemIndex)(nil)
+	_ TermFreqReader = (*MemIndex)(nil)
+)
+
+// NewMemIndex returns an empty index that analyses QAs with a.
+func NewMemIndex(a *Analyzer) *MemIndex {
+	return &MemIndex{a: a, ids: map[string]uint32{}, docs: map[uint64]memDoc{}}
+}
+
+// Add analyses and indexes a QA as doc, replacing any earlier version.
+func (m *MemIndex) Add(doc uint64, question, answer string) {
+	m.AddDoc(doc, m.a.Analyze(question, answer))
+}
+
+// AddDoc indexes an already analysed document as doc, replacing any earlier
+// version.
+func (m *MemIndex) AddDoc(doc uint64, d Doc) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.removeLocked(doc)
+	type pair struct {
+		id uint32
+		tf TF
+	}
+	ps := make([]pair, 0, len(d.Terms))
+	for t, tf := range d.Terms {
+		id, ok := m.ids[t]
+		if !ok {
+			id = uint32(len(m.post))
+			m.ids[t] = id
+			m.post = append(m.post, nil)
+		}
+		ps = append(ps, pair{id, tf})
+	}
+	slices.SortFunc(ps, func(a, b pair) int { return cmp.Compare(a.id, b.id) })
+	md := make(memDoc, memDocHead+len(ps)*(1+NumFields))
+	copy(md, d.Len[:])
+	for i, p := range ps {
+		md[memDocHead+i] = p.id
+		copy(md[memDocHead+len(ps)+i*NumFields:], p.tf[:])
+		m.post[p.id] = append(m.post[p.id], Posting{Doc: doc, TF: p.tf, Len: d.Len})
+	}
+	m.docs[doc] = md
+	m.stats.Docs++
+	for f := range NumFields {
+		m.stats.TotalLen[f] += int64(d.Len[f])
+	}
+}
+
+// Remove deletes doc from the index and reports whether it was there.
+func (m *MemIndex) Remove(doc uint64) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.removeLocked(doc)
+}
+
+func (m *MemIndex) removeLocked(doc uint64) bool {
+	md, ok := m.docs[doc]
+	if !ok {
+		return false
+	}
+	for _, id := range md.terms() {
+		ps := m.post[id]
+		if i := slices.IndexFunc(ps, func(p Posting) bool { return p.Doc == doc }); i >= 0 {
+			ps[i] = ps[len(ps)-1]
+			m.post[id] = ps[:len(ps)-1]
+		}
+	}
+	delete(m.docs, doc)
+	m.stats.Docs--
+	for f := range NumFields {
+		m.stats.TotalLen[f] -= int64(md[f])
+	}
+	return true
+}
+
+// Len is the number of indexed documents.
+func (m *MemIndex) Len() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.docs)
+}
+
+// Stats implements Source.
+func (m *MemIndex) Stats(ctx context.Context) (Stats, error) {
+	if err := ctx.Err(); err != nil {
+		return Stats{}, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.stats, nil
+}
+
+// DocFreq implements Source.
+func (m *MemIndex) DocFreq(ctx context.Context, term string) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	id, ok := m.ids[term]
+	if !ok {
+		return 0, nil
+	}
+	return int64(len(m.post[id])), nil
+}
+
+// Postings implements Source.
+func (m *MemIndex) Postings(ctx context.Context, term string, fn func(Posting) bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	id, ok := m.ids[term]
+	if !ok {
+		return nil
+	}
+	for _, p := range m.post[id] {
+		if !fn(p) {
+			break
+		}
+	}
+	return nil
+}
+
+// TermFreqs implements TermFreqReader.
+func (m *MemIndex) TermFreqs(ctx context.Context, docs []uint64, terms []string, fn func(doc uint64, tfs []TF, lens [NumFields]uint32)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	// Sort the asked terms by id once, then merge each document's sorted
+	// term ids against them.
+	type want struct {
+		id  uint32
+		pos int
+	}
+	ws := make([]want, 0, len(terms))
+	for i, t := range terms {
+		if id, ok := m.ids[t]; ok {
+			ws = append(ws, want{id, i})
+		}
+	}
+	slices.SortFunc(ws, func(a, b want) int { return cmp.Compare(a.id, b.id) })
+	tfs := make([]TF, len(terms))
+	for _, doc := range docs {
+		md, ok := m.docs[doc]
+		if !ok {
+			continue
+		}
+		clear(tfs)
+		ts := md.terms()
+		j := 0
+		for _, w := range ws {
+			for j < len(ts) && ts[j] < w.id {
+				j++
+			}
+			if j == len(ts) {
+				break
+			}
+			if ts[j] == w.id {
+				tfs[w.pos] = md.tf(j)
+			}
+		}
+		fn(doc, tfs, md.lens())
+	}
+	return ctx.Err()
+}

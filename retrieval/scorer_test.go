@@ -1,0 +1,312 @@
+package retrieval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func newIndex(tb testing.TB, qas ...[2]string) *MemIndex {
+	tb.Helper()
+	idx := NewMemIndex(NewAnalyzer())
+	for i, qa := range qas {
+		idx.Add(uint64(i+1), qa[0], qa[1])
+	}
+	return idx
+}
+
+func search(tb testing.TB, s *Scorer, src Source, q string, k int) []Hit {
+	tb.Helper()
+	hits, err := s.Search(context.Background(), src, q, k)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return hits
+}
+
+func docs(hits []Hit) []uint64 {
+	out := make([]uint64, len(hits))
+	for i, h := range hits {
+		out[i] = h.Doc
+	}
+	return out
+}
+
+// filler pads the corpus so idf is meaningful.
+func filler() [][2]string {
+	var out [][2]string
+	for i := range 20 {
+		out = append(out, [2]string{fmt.Sprintf("unrelated topic number %d about gardening", i), "water the plants every morning"})
+	}
+	return out
+}
+
+func TestSearchQuestionFieldBoosted(t *testing.T) {
+	qas := append([][2]string{
+		{"how to restart the daemon", "nginx reload picks up new config"}, // 1: term in answer
+		{"nginx reload picks up new config", "how to restart the daemon"}, // 2: term in question
+	}, filler()...)
+	idx := newIndex(t, qas...)
+	hits := search(t, NewScorer(NewAnalyzer(), DefaultParams()), idx, "nginx reload", 10)
+	if got := docs(hits); len(got) < 2 || got[0] != 2 || got[1] != 1 {
+		t.Errorf("ranking = %v, want question match 2 before answer match 1", got)
+	}
+}
+
+func TestSearchExactBeatsPartial(t *testing.T) {
+	qas := append([][2]string{
+		{"docker container exits immediately", "check the logs"},
+		{"docker container exits immediately after start with code 137", "out of memory killer"},
+		{"docker image build", "use a cache"},
+	}, filler()...)
+	idx := newIndex(t, qas...)
+	hits := search(t, NewScorer(NewAnalyzer(), DefaultParams()), idx, "docker container exits with code 137", 10)
+	if len(hits) == 0 || hits[0].Doc != 2 {
+		t.Fatalf("top = %v, want doc 2 (all terms)", docs(hits))
+	}
+	if i := slices.Index(docs(hits), 3); i >= 0 && i < slices.Index(docs(hits), 1) {
+		t.Errorf("partial match 3 ranked above better match 1: %v", docs(hits))
+	}
+}
+
+func TestSearchRelevanceRange(t *testing.T) {
+	qas := append([][2]string{
+		{"ENOENT when opening config.yaml", "the file config.yaml does not exist"},
+		{"config", "config config config config config config config"},
+	}, filler()...)
+	idx := newIndex(t, qas...)
+	s := NewScorer(NewAnalyzer(), DefaultParams())
+	for _, q := range []string{"ENOENT config.yaml", "config", "gardening", "config zzzunknown", "number 3 about"} {
+		for _, h := range search(t, s, idx, q, 0) {
+			if h.Relevance < 0 || h.Relevance > 1 || h.Score <= 0 {
+				t.Errorf("%q: hit %+v out of range", q, h)
+			}
+		}
+	}
+	// An unknown query term lowers relevance.
+	full := search(t, s, idx, "ENOENT config.yaml", 1)
+	part := search(t, s, idx, "ENOENT config.yaml zzzunknown", 1)
+	if full[0].Doc != part[0].Doc || !(part[0].Relevance < full[0].Relevance) {
+		t.Errorf("relevance with unknown term %v, want below %v", part, full)
+	}
+	if full[0].Relevance < 0.2 {
+		t.Errorf("exact match relevance %.3f below the default min_score 0.2", full[0].Relevance)
+	}
+}
+
+func TestSearchNoHits(t *testing.T) {
+	idx := newIndex(t, filler()...)
+	s := NewScorer(NewAnalyzer(), DefaultParams())
+	for _, q := range []string{"", "   ", "the and of to", "zzzunknown"} {
+		if hits := search(t, s, idx, q, 10); len(hits) != 0 {
+			t.Errorf("Search(%q) = %v, want none", q, hits)
+		}
+	}
+	if hits := search(t, s, NewMemIndex(NewAnalyzer()), "gardening", 10); len(hits) != 0 {
+		t.Errorf("empty index returned %v", hits)
+	}
+}
+
+func TestSearchTiesByLowerDoc(t *testing.T) {
+	idx := NewMemIndex(NewAnalyzer())
+	for _, d := range []uint64{42, 7, 19, 3} {
+		idx.Add(d, "same question text", "same answer")
+	}
+	idx.Add(100, "other", "words")
+	hits := search(t, NewScorer(NewAnalyzer(), DefaultParams()), idx, "question", 3)
+	if got := docs(hits); !slices.Equal(got, []uint64{3, 7, 19}) {
+		t.Errorf("tie order = %v, want [3 7 19]", got)
+	}
+}
+
+func TestSearchRepeatedQueryTermsCountOnce(t *testing.T) {
+	idx := newIndex(t, append([][2]string{{"kernel panic on boot", "update grub"}, {"boot order", "bios"}}, filler()...)...)
+	s := NewScorer(NewAnalyzer(), DefaultParams())
+	a, b := search(t, s, idx, "kernel boot", 0), search(t, s, idx, "kernel kernel kernel boot", 0)
+	if !slices.Equal(a, b) {
+		t.Errorf("repeated term changed results:\n%v\n%v", a, b)
+	}
+}
+
+func TestSearchContextCancelled(t *testing.T) {
+	idx := newIndex(t, filler()...)
+	s := NewScorer(NewAnalyzer(), DefaultParams())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.Search(ctx, idx, "gardening", 10); !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+// cancelSource cancels its context while a posting list is being read.
+type cancelSource struct {
+	*MemIndex
+	cancel context.CancelFunc
+}
+
+func (c cancelSource) Postings(ctx context.Context, term string, fn func(Posting) bool) error {
+	for i := range 3 * ctxCheckEvery {
+		if i == 10 {
+			c.cancel()
+		}
+		if !fn(Posting{Doc: uint64(i), TF: TF{1, 0}, Len: [NumFields]uint32{3, 3}}) {
+			return nil
+		}
+	}
+	return nil
+}
+
+func TestSearchContextCancelledDuringPostings(t *testing.T) {
+	idx := newIndex(t, filler()...)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := NewScorer(NewAnalyzer(), DefaultParams())
+	if _, err := s.Search(ctx, cancelSource{idx, cancel}, "gardening", 10); !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+// countingSource records which terms' postings were read.
+type countingSource struct {
+	*MemIndex
+	read []string
+}
+
+func (c *countingSource) Postings(ctx context.Context, term string, fn func(Posting) bool) error {
+	c.read = append(c.read, term)
+	return c.MemIndex.Postings(ctx, term, fn)
+}
+
+func TestSearchReadsOnlyQueryTermPostings(t *testing.T) {
+	src := &countingSource{MemIndex: newIndex(t, filler()...)}
+	search(t, NewScorer(NewAnalyzer(), DefaultParams()), src, "water gardening zzzunknown", 10)
+	slices.Sort(src.read)
+	if want := []string{"garden", "water"}; !slices.Equal(src.read, want) {
+		t.Errorf("postings read for %v, want %v", src.read, want)
+	}
+}
+
+// postingsOnly hides MemIndex's TermFreqReader capability.
+type postingsOnly struct{ m *MemIndex }
+
+func (p postingsOnly) Stats(ctx context.Context) (Stats, error) { return p.m.Stats(ctx) }
+func (p postingsOnly) DocFreq(ctx context.Context, t string) (int64, error) {
+	return p.m.DocFreq(ctx, t)
+}
+func (p postingsOnly) Postings(ctx context.Context, t string, fn func(Posting) bool) error {
+	return p.m.Postings(ctx, t, fn)
+}
+
+// randomCorpus builds n QAs over a small skewed vocabulary.
+func randomCorpus(tb testing.TB, n int, seed uint64) (*MemIndex, []string) {
+	tb.Helper()
+	r := rand.New(rand.NewPCG(seed, 1))
+	vocab := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon phi chi psi omega 内存 泄漏 超时 错误 parseConfig src/a/b.go ENOENT 404")
+	z := rand.NewZipf(r, 1.2, 1, uint64(len(vocab)-1))
+	text := func(n int) string {
+		ws := make([]string, n)
+		for i := range ws {
+			ws[i] = vocab[z.Uint64()]
+		}
+		return strings.Join(ws, " ")
+	}
+	idx := NewMemIndex(NewAnalyzer())
+	for i := range n {
+		idx.Add(uint64(i), text(3+r.IntN(6)), text(r.IntN(30)))
+	}
+	queries := make([]string, 50)
+	for i := range queries {
+		queries[i] = text(2 + r.IntN(8))
+	}
+	return idx, queries
+}
+
+func TestSearchTopKMatchesFullRanking(t *testing.T) {
+	idx, queries := randomCorpus(t, 500, 1)
+	s := NewScorer(NewAnalyzer(), DefaultParams())
+	for _, q := range queries {
+		all := search(t, s, idx, q, 0)
+		for _, k := range []int{1, 5, 10} {
+			top := search(t, s, idx, q, k)
+			if want := all[:min(k, len(all))]; !slices.Equal(top, want) {
+				t.Fatalf("%q k=%d: %v, want %v", q, k, top, want)
+			}
+		}
+	}
+}
+
+func TestSearchBudgetSameWithAndWithoutTermFreqReader(t *testing.T) {
+	idx, queries := randomCorpus(t, 500, 2)
+	p := DefaultParams()
+	p.PostingBudget, p.RescoreDepth = 100, 20
+	s := NewScorer(NewAnalyzer(), p)
+	deferred := 0
+	for _, q := range queries {
+		a := search(t, s, idx, q, 10)
+		b := search(t, s, postingsOnly{idx}, q, 10)
+		if !slices.Equal(a, b) {
+			t.Fatalf("%q: with TermFreqReader %v, postings only %v", q, a, b)
+		}
+		if exact := search(t, NewScorer(NewAnalyzer(), DefaultParams()), idx, q, 10); !slices.Equal(a, exact) {
+			deferred++
+		}
+	}
+	if deferred == 0 {
+		t.Error("budget never changed a ranking; the deferred path is not exercised")
+	}
+}
+
+func TestSearchBudgetBoundsPostingsRead(t *testing.T) {
+	idx, queries := randomCorpus(t, 500, 3)
+	p := DefaultParams()
+	p.PostingBudget, p.RescoreDepth = 50, 10
+	s := NewScorer(NewAnalyzer(), p)
+	for _, q := range queries {
+		n := 0
+		src := &postingCounter{MemIndex: idx, n: &n}
+		search(t, s, src, q, 10)
+		// The rarest term is always read; the rest only within budget.
+		terms := dedupe(NewAnalyzer().Terms(q))
+		var minDF int64 = -1
+		for _, term := range terms {
+			if df, _ := idx.DocFreq(context.Background(), term); df > 0 && (minDF < 0 || df < minDF) {
+				minDF = df
+			}
+		}
+		if limit := max(minDF, p.PostingBudget); int64(n) > limit {
+			t.Errorf("%q read %d postings, want ≤ %d", q, n, limit)
+		}
+	}
+}
+
+// postingCounter counts postings read through Postings (TermFreqs is not
+// counted: it reads no posting lists).
+type postingCounter struct {
+	*MemIndex
+	n *int
+}
+
+func (c *postingCounter) Postings(ctx context.Context, term string, fn func(Posting) bool) error {
+	return c.MemIndex.Postings(ctx, term, func(p Posting) bool { *c.n++; return fn(p) })
+}
+
+func TestAccumGrows(t *testing.T) {
+	a := NewScorer(NewAnalyzer(), DefaultParams()).getAccum(1)
+	for i := range uint64(1000) {
+		a.add(i*7919, 1)
+		a.add(i*7919, 1)
+	}
+	hits := a.top(0, 2)
+	if len(hits) != 1000 {
+		t.Fatalf("got %d docs, want 1000", len(hits))
+	}
+	for _, h := range hits {
+		if h.Score != 2 || h.Relevance != 1 {
+			t.Fatalf("hit %+v, want score 2 relevance 1", h)
+		}
+	}
+}
