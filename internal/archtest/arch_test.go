@@ -66,6 +66,10 @@ func allowed(p, imp string) (bool, string) {
 				"plugins import core, trust, retrieval — never another plugin, gatekeeper, extract or engine"
 		}
 		return true, ""
+	case p == "service":
+		return !own || r == "core", "service imports only core (it serves any core.MemoryPlugin)"
+	case p == "trust/sim":
+		return !own || r == "core" || r == "trust", "trust/sim imports only core and trust"
 	case p == "engine":
 		return !own || r == "core" || r == "gatekeeper" || r == "extract" || r == "extract/redact" || r == "agent",
 			"engine imports core, gatekeeper, extract and agent, never a plugin"
@@ -97,6 +101,8 @@ func TestRuleRejectsViolations(t *testing.T) {
 		{"plugins/embedded", module + "/gatekeeper"},
 		{"engine", module + "/plugins/embedded"},
 		{"trust", module + "/retrieval"},
+		{"service", module + "/plugins/embedded"},
+		{"service", module + "/gatekeeper"},
 	}
 	for _, b := range bad {
 		if ok, _ := allowed(b[0], b[1]); ok {
