@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/extract/redact"
 )
 
@@ -20,6 +21,7 @@ type eventsFile struct {
 	f     *os.File
 	w     *bufio.Writer
 	red   *redact.Redactor
+	lines *redact.Lines // carries a private key printed over several events
 	runID string
 	now   func() time.Time
 	err   error
@@ -30,7 +32,7 @@ func openEvents(path, runID string, red *redact.Redactor) (*eventsFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("events file: %w", err)
 	}
-	return &eventsFile{f: f, w: bufio.NewWriter(f), red: red, runID: runID, now: time.Now}, nil
+	return &eventsFile{f: f, w: bufio.NewWriter(f), red: red, lines: red.NewLines(), runID: runID, now: time.Now}, nil
 }
 
 // write appends one event {ts, type, run_id, data}. data is encoded to JSON,
@@ -39,6 +41,14 @@ func openEvents(path, runID string, red *redact.Redactor) (*eventsFile, error) {
 func (e *eventsFile) write(typ string, data any) {
 	if e == nil {
 		return
+	}
+	if ev, ok := data.(core.Event); ok && ev.Text != "" {
+		// Agent events come one line at a time: redact their text as a
+		// stream so a multi-line key is caught whole.
+		e.mu.Lock()
+		ev.Text, _ = e.lines.Redact(ev.Text)
+		e.mu.Unlock()
+		data = ev
 	}
 	var v any
 	if b, err := json.Marshal(data); err == nil {

@@ -224,3 +224,36 @@ func TestThreeRunLoop(t *testing.T) {
 		t.Errorf("stats: total %d used %d, want 1 and 2", st.Total, st.Used)
 	}
 }
+
+// TestRunEventsRedactsKeyPrintedLineByLine: a text backend's stdout becomes
+// one event per line, so a PEM key's body lines arrive alone; the events
+// file must still hold none of it, nor must the stored candidate.
+func TestRunEventsRedactsKeyPrintedLineByLine(t *testing.T) {
+	c := newCLI(t)
+	body := "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW"
+	script := filepath.Join(c.dir, "keyagent.sh")
+	src := "#!/bin/sh\ncat >/dev/null\necho 'Use this deploy key:'\necho '-----BEGIN OPENSSH PRIVATE KEY-----'\necho '" + body + "'\necho '-----END OPENSSH PRIVATE KEY-----'\necho 'Then run ssh-add.'\n"
+	if err := os.WriteFile(script, []byte(src), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	events := filepath.Join(c.dir, "events.jsonl")
+	code, out, errOut := c.run("", "run", "--events", events, "--verify", "true", "--backend", script, "How do I add the deploy key to the build agent?")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, body) {
+		t.Fatalf("the agent did not print the key (test setup): %q", out)
+	}
+	b, err := os.ReadFile(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), body[:24]) {
+		t.Errorf("the events file holds key material")
+	}
+	for _, r := range c.listRecords("test") {
+		if strings.Contains(r.Answer, body[:24]) {
+			t.Errorf("candidate %s stored key material", r.QAID)
+		}
+	}
+}

@@ -11,19 +11,18 @@ const maxPending = 1 << 20
 
 // Writer is an io.Writer that redacts complete lines before passing them on:
 // what it writes to the underlying writer has been through Redact, line by
-// line. Secrets spanning lines are found within the lines written in one
-// call (an events file holds one JSON object per line, where a PEM block is
-// one line). Call Flush (or Close) at the end to write a last partial line.
+// line. A private key printed over several lines (even one Write per line)
+// is redacted whole: the Writer remembers an open key block (see Lines). Call Flush (or Close) at the end to write a last partial line.
 // A Writer is not safe for concurrent use.
 type Writer struct {
-	r       *Redactor
+	r       *Lines
 	w       io.Writer
 	pending []byte
 	n       int // findings redacted so far
 }
 
 // NewWriter returns a Writer redacting into w.
-func (r *Redactor) NewWriter(w io.Writer) *Writer { return &Writer{r: r, w: w} }
+func (r *Redactor) NewWriter(w io.Writer) *Writer { return &Writer{r: r.NewLines(), w: w} }
 
 // Write buffers p and writes every complete line, redacted. It reports
 // len(p) written unless the underlying writer fails.
