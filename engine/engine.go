@@ -310,12 +310,25 @@ func (e *Engine) Post(ctx context.Context, in PostInput) (PostResult, error) {
 	}
 	// A store that failed the search is not asked again: the run already
 	// paid one memory timeout (SPEC §10: an unreachable memory adds at most
-	// memory.timeout). The search error was reported by Pre.
-	memoryOn := e.store != nil && e.cfg.Enabled && pre.Skipped != "disabled" && pre.Skipped != "no_memory" && pre.MemoryErr == nil
+	// memory.timeout). The search error was reported by Pre. A store with an
+	// outbox (Spooler, outbox.go) is the exception: it spools the records at
+	// once for later delivery.
+	memoryOn := e.store != nil && e.cfg.Enabled && pre.Skipped != "disabled" && pre.Skipped != "no_memory" &&
+		(pre.MemoryErr == nil || e.spoolAfterSearchFailure(pre)) // outbox: see outbox.go
 	down := false
 
 	if memoryOn {
+		receipts := receiptsOf(pre.Matches)
 		if req, ok := core.BuildHitRequest(pre.ProjectID, pre.RunID, NewID("ev"), pre.Shown, res.Evaluation.Used); ok {
+			// The hit quotes the search's receipt (any shown match's receipt
+			// names it); a service that requires receipts weighs reports
+			// without one at zero (SPEC §5.4).
+			for _, id := range pre.Shown {
+				if r := receipts[id]; r != "" {
+					req.ReceiptID = r
+					break
+				}
+			}
 			res.Hit = &req
 			var hr core.HitResult
 			err := e.write(ctx, &down, func(c context.Context) (err error) { hr, err = e.store.RecordHit(c, req); return err })
@@ -329,6 +342,7 @@ func (e *Engine) Post(ctx context.Context, in PostInput) (PostResult, error) {
 		for _, v := range res.Evaluation.Validations {
 			req := core.BuildValidateRequest(pre.ProjectID, v.QAID, pre.RunID, NewID("ev"), v.Result, v.Strength,
 				core.RunContext{ExitCode: in.Outcome.ExitCode, Duration: in.Outcome.Duration, Reason: string(v.Strength)}, e.now())
+			req.ReceiptID = receipts[v.QAID]
 			res.Validations = append(res.Validations, req)
 			var rec core.Record
 			err := e.write(ctx, &down, func(c context.Context) (err error) { rec, err = e.store.RecordValidation(c, req); return err })
@@ -358,7 +372,7 @@ func (e *Engine) Post(ctx context.Context, in PostInput) (PostResult, error) {
 func (e *Engine) candidate(ctx context.Context, in PostInput, ev gatekeeper.Evaluation, memoryOn bool, down *bool) (CandidateReport, error) {
 	pre := in.Pre
 	switch {
-	case in.Pre.MemoryErr != nil:
+	case in.Pre.MemoryErr != nil && !e.spoolAfterSearchFailure(in.Pre):
 		return CandidateReport{Skipped: "memory_unavailable"}, nil
 	case !memoryOn:
 		return CandidateReport{Skipped: "memory_off"}, nil
@@ -415,10 +429,21 @@ func (e *Engine) write(ctx context.Context, down *bool, f func(context.Context) 
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 		err = fmt.Errorf("timed out after %s: %w", e.cfg.MemoryTimeout, core.ErrUnavailable)
 	}
-	if errors.Is(err, core.ErrUnavailable) {
+	if errors.Is(err, core.ErrUnavailable) && !spooled(err) { // a spooling store takes the rest at once
 		*down = true
 	}
 	return err
+}
+
+// receiptsOf maps each match's qa_id to the receipt the search issued for it.
+func receiptsOf(ms []core.Match) map[string]string {
+	out := make(map[string]string, len(ms))
+	for _, m := range ms {
+		if m.ReceiptID != "" {
+			out[m.QAID] = m.ReceiptID
+		}
+	}
+	return out
 }
 
 func (e *Engine) emit(ctx context.Context, ev StageEvent) {

@@ -436,3 +436,25 @@ func TestConcurrentPre(t *testing.T) {
 		t.Errorf("searches = %d, want 160", s.searches)
 	}
 }
+
+// TestPostQuotesReceipts: reports quote the receipts the search issued, so a
+// service that requires receipts counts them (SPEC §5.4).
+func TestPostQuotesReceipts(t *testing.T) {
+	m := trustedMatch("qa-1")
+	m.ReceiptID = "rcpt-9.0"
+	s := &fakeStore{search: func(context.Context, core.SearchRequest) ([]core.Match, error) { return []core.Match{m}, nil }}
+	e := newEngine(t, s, nil)
+	pre, err := e.Pre(t.Context(), engine.Task{ProjectID: "p", Query: query, RunID: "run-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Post(t.Context(), engine.PostInput{Pre: pre, Outcome: passingRun("Used [QA_REF qa-1].")}); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.hits) != 1 || s.hits[0].ReceiptID != "rcpt-9.0" {
+		t.Errorf("hit receipt = %+v, want rcpt-9.0", s.hits)
+	}
+	if len(s.vals) != 1 || s.vals[0].ReceiptID != "rcpt-9.0" {
+		t.Errorf("validation receipt = %+v, want rcpt-9.0", s.vals)
+	}
+}

@@ -78,6 +78,8 @@ func commands() []command {
 		{"qa", "manage QAs: list, show, add, validate, deprecate, delete, export, import", cmdQA},
 		{"stats", "trust and usage summary of a project", cmdStats},
 		{"grade", "grade a prompt's task level", cmdGrade},
+		{"serve", "run the HTTP API for a team (memex serve keys new: make an API key)", cmdServe},
+		{"outbox", "deliver or inspect writes spooled while the memory service was down", cmdOutbox},
 		{"doctor", "check the config, the store and the backends", cmdDoctor},
 		{"version", "print the version", cmdVersion},
 	}

@@ -99,6 +99,9 @@ func cmdRun(ctx context.Context, a *app, args []string) error {
 			ev.write("memory.error", map[string]any{"stage": "open", "error": err.Error()})
 		}
 		defer s.close()
+		if !*dryRun {
+			a.flushOutbox(ctx, s.store, cfg.Engine.MemoryTimeout, ev) // cmd_outbox.go
+		}
 	}
 
 	hook := func(_ context.Context, se engine.StageEvent) {

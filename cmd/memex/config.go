@@ -14,6 +14,7 @@ import (
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/engine"
 	"github.com/memex-dev/memex/gatekeeper"
+	"github.com/memex-dev/memex/service"
 )
 
 // Config is the resolved configuration: defaults, then the user config
@@ -38,6 +39,17 @@ type Config struct {
 
 	HalfLife     time.Duration // [trust] half_life
 	CandidateTTL time.Duration // [trust] candidate_ttl
+
+	// APIKey is MEMEX_API_KEY: the bearer secret of http(s):// stores. It
+	// comes from the environment only, never from a file, and is never
+	// printed.
+	APIKey string
+	// OutboxDir is where an http(s):// store spools writes the service
+	// could not take ($XDG_DATA_HOME/memex/outbox).
+	OutboxDir string
+
+	ServeAddr string         // [serve] addr
+	Serve     service.Config // [serve] (keys, quotas, limits, receipts)
 }
 
 // DefaultConfig is the configuration with no file, env or flag.
@@ -48,6 +60,8 @@ func DefaultConfig() Config {
 		Backend:      "claude",
 		HalfLife:     90 * 24 * time.Hour,
 		CandidateTTL: 30 * 24 * time.Hour,
+		ServeAddr:    service.DefaultAddr,
+		Serve:        service.DefaultConfig(),
 	}
 }
 
@@ -99,9 +113,105 @@ type fileConfig struct {
 		Timeout *duration `toml:"timeout"`
 	} `toml:"run"`
 	Trust struct {
-		HalfLife     *duration `toml:"half_life"`
-		CandidateTTL *duration `toml:"candidate_ttl"`
+		HalfLife        *duration `toml:"half_life"`
+		CandidateTTL    *duration `toml:"candidate_ttl"`
+		RequireReceipts *bool     `toml:"require_receipts"`
 	} `toml:"trust"`
+	Serve serveFile `toml:"serve"`
+}
+
+// serveFile is the [serve] section (memex serve; docs/CONFIG.md).
+type serveFile struct {
+	Addr            *string              `toml:"addr"`
+	Keys            *[]serveKeyFile      `toml:"keys"`
+	Quota           quotaFile            `toml:"quota"`
+	ProjectQuotas   map[string]quotaFile `toml:"project_quotas"`
+	BodyLimit       *int64               `toml:"body_limit"`
+	RateLimit       *float64             `toml:"rate_limit"`
+	RateBurst       *int                 `toml:"rate_burst"`
+	ExpiryInterval  *duration            `toml:"expiry_interval"`
+	ExpiryBatch     *int                 `toml:"expiry_batch"`
+	RequireReceipts *bool                `toml:"require_receipts"`
+	ReceiptTTL      *duration            `toml:"receipt_ttl"`
+	IdempotencyTTL  *duration            `toml:"idempotency_ttl"`
+	RequestTimeout  *duration            `toml:"request_timeout"`
+	ShutdownTimeout *duration            `toml:"shutdown_timeout"`
+	StatsInterval   *duration            `toml:"stats_interval"`
+	PublicMetrics   *bool                `toml:"public_metrics"`
+}
+
+// serveKeyFile is one [[serve.keys]] table.
+type serveKeyFile struct {
+	ID           string   `toml:"id"`
+	SecretSHA256 string   `toml:"secret_sha256"`
+	Role         string   `toml:"role"`
+	Projects     []string `toml:"projects"`
+	Trusted      bool     `toml:"trusted"`
+}
+
+type quotaFile struct {
+	MaxQAs         *int `toml:"max_qas"`
+	MaxAnswerBytes *int `toml:"max_answer_bytes"`
+}
+
+func (q quotaFile) apply(dst *service.Quota) {
+	set(&dst.MaxQAs, q.MaxQAs)
+	set(&dst.MaxAnswerBytes, q.MaxAnswerBytes)
+}
+
+// apply sets the [serve] keys of one file onto cfg. API keys are refused in
+// a repository's .memex.toml: whoever can commit to a repository must not
+// be able to add keys to a server started inside it.
+func (sf *serveFile) apply(cfg *Config, path string) error {
+	bad := func(key, msg string) error { return fmt.Errorf("config %s: %s: %s", path, key, msg) }
+	sc := &cfg.Serve
+	set(&cfg.ServeAddr, sf.Addr)
+	if sf.Keys != nil {
+		if filepath.Base(path) == ".memex.toml" {
+			return bad("serve.keys", "API keys may not be set in a repository's .memex.toml (use the user config or --config)")
+		}
+		sc.Keys = nil
+		for _, k := range *sf.Keys {
+			sc.Keys = append(sc.Keys, service.Key{ID: k.ID, SecretSHA256: strings.ToLower(k.SecretSHA256), Role: k.Role, Projects: k.Projects, Trusted: k.Trusted})
+		}
+	}
+	sf.Quota.apply(&sc.Quota)
+	if sf.ProjectQuotas != nil {
+		sc.ProjectQuotas = map[string]service.Quota{}
+		for p, q := range sf.ProjectQuotas {
+			var sq service.Quota
+			q.apply(&sq)
+			sc.ProjectQuotas[p] = sq
+		}
+	}
+	set(&sc.BodyLimit, sf.BodyLimit)
+	set(&sc.RateLimit, sf.RateLimit)
+	set(&sc.RateBurst, sf.RateBurst)
+	setDuration(&sc.ExpiryInterval, sf.ExpiryInterval)
+	set(&sc.ExpiryBatch, sf.ExpiryBatch)
+	set(&sc.RequireReceipts, sf.RequireReceipts)
+	setDuration(&sc.ReceiptTTL, sf.ReceiptTTL)
+	setDuration(&sc.IdempotencyTTL, sf.IdempotencyTTL)
+	setDuration(&sc.RequestTimeout, sf.RequestTimeout)
+	setDuration(&sc.ShutdownTimeout, sf.ShutdownTimeout)
+	setDuration(&sc.StatsInterval, sf.StatsInterval)
+	set(&sc.PublicMetrics, sf.PublicMetrics)
+	if sc.BodyLimit <= 0 {
+		return bad("serve.body_limit", "must be > 0 bytes")
+	}
+	if sc.RateLimit < 0 || sc.RateBurst < 0 {
+		return bad("serve.rate_limit", "rate_limit and rate_burst must be ≥ 0")
+	}
+	if sc.ExpiryBatch < 1 || sc.ExpiryBatch > 1000 {
+		return bad("serve.expiry_batch", "must be between 1 and 1000")
+	}
+	return nil
+}
+
+func setDuration(dst *time.Duration, src *duration) {
+	if src != nil {
+		*dst = time.Duration(*src)
+	}
 }
 
 // duration is a TOML string like "2s", "1h30m" or "90d".
@@ -358,7 +468,8 @@ func (fc *fileConfig) apply(cfg *Config, path string) error {
 	if fc.Trust.CandidateTTL != nil {
 		cfg.CandidateTTL = time.Duration(*fc.Trust.CandidateTTL)
 	}
-	return nil
+	set(&cfg.Serve.RequireReceipts, fc.Trust.RequireReceipts)
+	return fc.Serve.apply(cfg, path)
 }
 
 func set[T any](dst *T, src *T) {
@@ -372,6 +483,7 @@ func envKeys() []string {
 	return []string{
 		"MEMEX_CONFIG", "MEMEX_STORE", "MEMEX_PROJECT", "MEMEX_BACKEND", "MEMEX_MODEL", "MEMEX_VERIFY",
 		"MEMEX_EVENTS", "MEMEX_MEMORY_TIMEOUT", "MEMEX_MEMORY_ENABLED", "MEMEX_GATEKEEPER_PROFILE",
+		"MEMEX_API_KEY",
 	}
 }
 
@@ -384,6 +496,10 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 		if v := getenv(k); v != "" {
 			*p = v
 		}
+	}
+	cfg.APIKey = getenv("MEMEX_API_KEY")
+	if dir, err := dataDir(getenv); err == nil {
+		cfg.OutboxDir = filepath.Join(dir, "outbox")
 	}
 	if v := getenv("MEMEX_MEMORY_TIMEOUT"); v != "" {
 		d, err := parseDuration(v)

@@ -483,10 +483,25 @@ func TestGitRepoConfigAndProject(t *testing.T) {
 
 func TestStoreRegistry(t *testing.T) {
 	r := defaultRegistry()
-	for _, u := range []string{"redis://localhost:6379", "http://memex.example.com"} {
-		if _, err := r.open(t.Context(), u, DefaultConfig()); err == nil || !strings.Contains(err.Error(), "not available yet") {
-			t.Errorf("open %s: %v, want not available yet", u, err)
+	// An unreachable Redis is an error naming the store (never "unknown scheme").
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if _, err := r.open(ctx, "redis://127.0.0.1:1/0", DefaultConfig()); err == nil || strings.Contains(err.Error(), "unknown scheme") {
+		t.Errorf("open an unreachable redis: %v, want a connection error", err)
+	}
+	// http(s) stores open without contacting the service.
+	for _, u := range []string{"http://memex.example.com", "https://memex.example.com/base"} {
+		s, err := r.open(t.Context(), u, DefaultConfig())
+		if err != nil {
+			t.Fatalf("open %s: %v", u, err)
 		}
+		if s.Name() != "http" {
+			t.Errorf("open %s: plugin %s", u, s.Name())
+		}
+		_ = closeStore(s)
+	}
+	if _, err := r.open(t.Context(), "https://alice:s3cret@memex.example.com", DefaultConfig()); err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("credentials in an http URL: %v", err)
 	}
 	if _, err := r.open(t.Context(), "ftp://x", DefaultConfig()); err == nil || !strings.Contains(err.Error(), "unknown scheme") {
 		t.Errorf("ftp: %v", err)

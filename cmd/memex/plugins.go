@@ -11,6 +11,8 @@ import (
 
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/plugins/embedded"
+	httpstore "github.com/memex-dev/memex/plugins/http"
+	redisstore "github.com/memex-dev/memex/plugins/redis"
 	"github.com/memex-dev/memex/trust"
 )
 
@@ -43,8 +45,11 @@ func (r *registry) schemes() []string {
 func defaultRegistry() *registry {
 	r := newRegistry()
 	r.register("file", openEmbedded)
-	for _, s := range []string{"redis", "rediss", "redis+sentinel", "redis+cluster", "http", "https"} {
-		r.register(s, notAvailable)
+	for _, s := range []string{"redis", "rediss", "redis+sentinel", "redis+cluster"} {
+		r.register(s, openRedis)
+	}
+	for _, s := range []string{"http", "https"} {
+		r.register(s, openHTTP)
 	}
 	return r
 }
@@ -114,8 +119,37 @@ func openEmbedded(_ context.Context, u *url.URL, cfg Config) (core.MemoryPlugin,
 	return embedded.Open(path, embedded.WithTrustParams(p))
 }
 
-func notAvailable(_ context.Context, u *url.URL, _ Config) (core.MemoryPlugin, error) {
-	return nil, fmt.Errorf("%s:// stores are not available yet in this build (use file://)", u.Scheme)
+// trustParams are the service-side trust parameters of the config (the
+// creator's own reports do not count: SPEC §5.1).
+func trustParams(cfg Config) trust.Params {
+	p := trust.DefaultParams()
+	if cfg.HalfLife > 0 {
+		p.HalfLife = cfg.HalfLife
+	}
+	if cfg.CandidateTTL > 0 {
+		p.CandidateTTL = cfg.CandidateTTL
+	}
+	return p
+}
+
+// openRedis opens a redis://, rediss://, redis+sentinel:// or
+// redis+cluster:// store (plugins/redis parses the URL).
+func openRedis(ctx context.Context, u *url.URL, cfg Config) (core.MemoryPlugin, error) {
+	return redisstore.Open(ctx, u.String(), redisstore.WithTrustParams(trustParams(cfg)))
+}
+
+// openHTTP opens a remote memex serve: MEMEX_API_KEY is the bearer key and
+// undeliverable writes spool to the outbox in the data directory.
+func openHTTP(_ context.Context, u *url.URL, cfg Config) (core.MemoryPlugin, error) {
+	if u.User != nil {
+		return nil, fmt.Errorf("%s:// store URLs must not hold credentials: set MEMEX_API_KEY", u.Scheme)
+	}
+	c, err := httpstore.ParseURL(u.String()) // ?compat=&timeout=&retries=&cooldown=
+	if err != nil {
+		return nil, err
+	}
+	c.APIKey, c.OutboxDir = cfg.APIKey, cfg.OutboxDir
+	return httpstore.New(c)
 }
 
 // closeStore closes s if it holds resources.

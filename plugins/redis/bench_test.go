@@ -1,0 +1,93 @@
+package redisstore
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/core/coretest"
+)
+
+// benchN is the corpus size of the search benchmark: 10k by default,
+// MEMEX_BENCH_QAS=100000 for the 100k run (docs/REDIS.md).
+func benchN(b *testing.B) int {
+	if v := os.Getenv("MEMEX_BENCH_QAS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			b.Fatalf("MEMEX_BENCH_QAS=%q is not a positive number", v)
+		}
+		return n
+	}
+	return 10_000
+}
+
+// benchStore loads n synthetic QAs (coretest.Corpus) into a fresh prefix.
+func benchStore(b *testing.B, n int) (*Store, []string) {
+	b.Helper()
+	s := newShared(b)
+	recs := coretest.Corpus(n, "bench", 1)
+	coretest.Load(b, s, recs)
+	return s, coretest.Queries(recs, 256)
+}
+
+// BenchmarkSearch measures one search over a project of benchN QAs.
+func BenchmarkSearch(b *testing.B) {
+	n := benchN(b)
+	b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
+		s, queries := benchStore(b, n)
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if _, err := s.Search(b.Context(), core.SearchRequest{ProjectID: "bench", Query: queries[i%len(queries)], Limit: core.DefaultSearchLimit}); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+}
+
+// BenchmarkSearchParallel measures search throughput with 64 goroutines.
+func BenchmarkSearchParallel(b *testing.B) {
+	n := benchN(b)
+	s, queries := benchStore(b, n)
+	b.SetParallelism(32) // × GOMAXPROCS(2) = 64 goroutines
+	b.ReportAllocs()
+	b.ResetTimer()
+	var i atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			q := queries[int(i.Add(1))%len(queries)]
+			if _, err := s.Search(b.Context(), core.SearchRequest{ProjectID: "bench", Query: q, Limit: core.DefaultSearchLimit}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkValidateParallel measures validation throughput with 64
+// goroutines over a 10k corpus (target ≥ 5,000/s).
+func BenchmarkValidateParallel(b *testing.B) {
+	const n = 10_000
+	s := newShared(b)
+	coretest.Load(b, s, coretest.Corpus(n, "bench", 1))
+	b.SetParallelism(32) // × GOMAXPROCS(2) = 64 goroutines
+	b.ReportAllocs()
+	b.ResetTimer()
+	var src atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := core.WithPrincipal(b.Context(), core.Principal{ID: fmt.Sprintf("agent-%d", src.Add(1))})
+		for pb.Next() {
+			id := fmt.Sprintf("bench-%d", rand.IntN(n))
+			if _, err := s.RecordValidation(ctx, core.ValidateRequest{ProjectID: "bench", QAID: id, Result: "pass", SignalStrength: "weak"}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "validations/s")
+}

@@ -1,0 +1,224 @@
+package redisstore
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/retrieval"
+	"github.com/memex-dev/memex/trust"
+)
+
+// stored is one QA as kept in Redis: the record's own fields (derived ones
+// — trust, level, freshness, status — are recomputed from the trust state
+// when read), its trust evidence and its document id. Short JSON names and
+// omitted zero values keep it small (docs/REDIS.md, memory).
+type stored struct {
+	ID       string         `json:"-"` // from the key
+	Q        string         `json:"q"`
+	A        string         `json:"a"`
+	Summary  string         `json:"su,omitempty"`
+	Tags     []string       `json:"tg,omitempty"`
+	Metadata map[string]any `json:"md,omitempty"`
+	Source   string         `json:"sr,omitempty"`
+	Author   string         `json:"au,omitempty"`
+	Conf     float64        `json:"cf,omitempty"`
+	Usage    int64          `json:"us,omitempty"`
+	Use      int64          `json:"ue,omitempty"`
+	Succ     int64          `json:"ok,omitempty"`
+	Fail     int64          `json:"ko,omitempty"`
+	Strong   int64          `json:"sg,omitempty"`
+	Counters [6]int64       `json:"x,omitzero"`
+	Quar     bool           `json:"qu,omitempty"`
+	LastUsed int64          `json:"lu,omitempty"` // unix ms
+	LastVal  int64          `json:"lv,omitempty"` // unix ms
+	Created  int64          `json:"c"`            // unix ms
+	Updated  int64          `json:"u"`            // unix ms
+	Hash     string         `json:"h,omitempty"`  // only when it differs from ContentHash(q, a)
+	Shared   []string       `json:"sh,omitempty"`
+	Doc      uint64         `json:"d"`
+	// State is the trust evidence; omitted while it is still the state of
+	// a new candidate (then Creator names its creator).
+	State   *trust.State `json:"s,omitempty"`
+	Creator string       `json:"cr,omitempty"`
+
+	project string // from the key
+	ver     int64  // version the record was read at (0: new)
+}
+
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMS(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}
+
+// toStored converts a record (derived fields are dropped).
+func toStored(r core.Record, st *trust.State, doc uint64) *stored {
+	s := &stored{
+		ID: r.QAID, Q: r.Question, A: r.Answer, Summary: r.Summary, Tags: r.Tags, Metadata: r.Metadata,
+		Source: r.Source, Author: r.Author, Conf: r.Confidence,
+		Usage: r.UsageCount, Use: r.UseCount, Succ: r.SuccessCount, Fail: r.FailureCount, Strong: r.StrongSignalCount,
+		Counters: [6]int64{r.Stats.StrongPass, r.Stats.StrongFail, r.Stats.MediumPass, r.Stats.MediumFail, r.Stats.WeakPass, r.Stats.WeakFail},
+		Quar:     r.Quarantined, LastUsed: ms(r.LastUsedAt), LastVal: ms(r.LastValidatedAt),
+		Created: ms(r.CreatedAt), Updated: ms(r.UpdatedAt), Shared: r.SharedProjects, Doc: doc, State: st,
+		project: r.ProjectID,
+	}
+	if r.ContentHash != "" && r.ContentHash != core.ContentHash(r.Question, r.Answer) {
+		s.Hash = r.ContentHash
+	}
+	return s
+}
+
+// record converts back; derived fields are filled by Store.refresh. The
+// content hash is computed (when not stored) only if withHash: search
+// results do not carry it.
+func (s *stored) record(withHash bool) core.Record {
+	r := core.Record{
+		QAID: s.ID, ProjectID: s.project, Question: s.Q, Answer: s.A, Summary: s.Summary,
+		Tags: s.Tags, Metadata: s.Metadata, Source: s.Source, Author: s.Author, Confidence: s.Conf,
+		UsageCount: s.Usage, UseCount: s.Use, SuccessCount: s.Succ, FailureCount: s.Fail, StrongSignalCount: s.Strong,
+		Stats: core.Counters{StrongPass: s.Counters[0], StrongFail: s.Counters[1], MediumPass: s.Counters[2],
+			MediumFail: s.Counters[3], WeakPass: s.Counters[4], WeakFail: s.Counters[5]},
+		Quarantined: s.Quar, LastUsedAt: fromMS(s.LastUsed), LastValidatedAt: fromMS(s.LastVal),
+		CreatedAt: fromMS(s.Created), UpdatedAt: fromMS(s.Updated), ContentHash: s.Hash,
+		SharedProjects: s.Shared, Status: s.State.Status,
+	}
+	if r.ContentHash == "" && withHash {
+		r.ContentHash = core.ContentHash(s.Q, s.A)
+	}
+	if r.Tags == nil {
+		r.Tags = []string{}
+	}
+	if r.SharedProjects == nil {
+		r.SharedProjects = []string{}
+	}
+	return r
+}
+
+// contentHash is the record's content hash (stored only when imported
+// with a different one).
+func (s *stored) contentHash() string {
+	if s.Hash != "" {
+		return s.Hash
+	}
+	return core.ContentHash(s.Q, s.A)
+}
+
+// pristine reports whether st is still exactly a new candidate's state
+// created at created (ms), so it need not be stored.
+func pristine(st *trust.State, created int64) bool {
+	return st != nil && len(st.Sources) == 0 && st.Status == core.StatusCandidate && !st.HumanLocked &&
+		st.CUSUM == 0 && st.LastPass.IsZero() && st.ConsecutiveFail == 0 && st.Seq == 0 && st.PassSeq == 0 &&
+		st.StaleBy == "" && st.PeakPassers == 0 && !st.Proven && !st.Rejected &&
+		st.CreatedAt.UnixMilli() == created && st.CreatedAt.Equal(time.UnixMilli(created))
+}
+
+// encode returns the value stored at the record key for version ver.
+func (s *stored) encode(ver int64) (string, error) {
+	v := s
+	if pristine(s.State, s.Created) {
+		cp := *s
+		cp.Creator, cp.State = s.State.Creator, nil
+		v = &cp
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("encode record %s: %w", s.ID, err)
+	}
+	return strconv.FormatInt(ver, 10) + "\n" + string(b), nil
+}
+
+// decodeStored parses the record value of QA id of project.
+func decodeStored(project, id, v string) (*stored, error) {
+	head, body, ok := strings.Cut(v, "\n")
+	ver, err := strconv.ParseInt(head, 10, 64)
+	if !ok || err != nil {
+		return nil, fmt.Errorf("record value has no version")
+	}
+	var s stored
+	if err := json.Unmarshal([]byte(body), &s); err != nil {
+		return nil, fmt.Errorf("record is corrupt: %w", err)
+	}
+	if s.State == nil {
+		s.State = trust.NewState(s.Creator, fromMS(s.Created))
+	}
+	s.Creator = ""
+	s.ID = id
+	if s.State.Sources == nil {
+		s.State.Sources = map[string]*trust.SourceEvidence{}
+	}
+	s.project, s.ver = project, ver
+	return &s, nil
+}
+
+// A posting is 10 bytes: document id (uint32), question and answer term
+// frequency (uint8 each, saturated at 255), question and answer length in
+// terms (uint16 each, saturated at 65535), big-endian. Posting lists are the
+// concatenation of their postings (APPEND adds one; the commit script
+// removes one by its aligned document id).
+const postingSize = 10
+
+func sat8(v uint32) byte {
+	return byte(min(v, 255))
+}
+
+func sat16(v uint32) uint16 { return uint16(min(v, 65535)) }
+
+func packPosting(doc uint64, tf retrieval.TF, lens [retrieval.NumFields]uint32) string {
+	var b [postingSize]byte
+	binary.BigEndian.PutUint32(b[0:], uint32(doc))
+	b[4] = sat8(tf[0])
+	b[5] = sat8(tf[1])
+	binary.BigEndian.PutUint16(b[6:], sat16(lens[0]))
+	binary.BigEndian.PutUint16(b[8:], sat16(lens[1]))
+	return string(b[:])
+}
+
+func docBytes(doc uint64) string {
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], uint32(doc))
+	return string(b[:])
+}
+
+// forPostings calls fn for every posting of a packed list.
+func forPostings(list string, fn func(doc uint64, tf retrieval.TF, lens [retrieval.NumFields]uint32) bool) {
+	for i := 0; i+postingSize <= len(list); i += postingSize {
+		p := list[i : i+postingSize]
+		doc := uint64(p[0])<<24 | uint64(p[1])<<16 | uint64(p[2])<<8 | uint64(p[3])
+		tf := retrieval.TF{uint32(p[4]), uint32(p[5])}
+		lens := [retrieval.NumFields]uint32{uint32(p[6])<<8 | uint32(p[7]), uint32(p[8])<<8 | uint32(p[9])}
+		if !fn(doc, tf, lens) {
+			return
+		}
+	}
+}
+
+// hashField is the content-hash index field: the first 16 hex digits (the
+// full hash is compared on the record).
+func hashField(h string) string {
+	if len(h) > 16 {
+		return h[:16]
+	}
+	return h
+}
+
+// reputation is a trust.Reputation read from a project's book.
+type reputation struct {
+	src map[string]trust.SourceRep
+	cre map[string]trust.CreatorRep
+}
+
+func (r reputation) Source(id string) trust.SourceRep   { return r.src[id] }
+func (r reputation) Creator(id string) trust.CreatorRep { return r.cre[id] }

@@ -1,0 +1,77 @@
+package redisstore
+
+// Every Redis key the store uses is built here (docs/REDIS.md lists them).
+// All keys of project p share the hash tag {p}, so every multi-key update of
+// a project runs in one Lua script on one cluster slot. Only the project
+// registry is outside any project's tag.
+
+import "strconv"
+
+type keys struct{ prefix string }
+
+// tag is "<prefix>:{<project>}:".
+func (k keys) tag(p string) string { return k.prefix + ":{" + p + "}:" }
+
+// projects is the set of project ids the store holds.
+func (k keys) projects() string { return k.prefix + ":projects" }
+
+// qa is a QA record: "<version>\n<json>" (see codec.go).
+func (k keys) qa(p, id string) string { return k.tag(p) + "qa:" + id }
+
+// qaPrefix is qa(p, "") (Lua builds record keys from it).
+func (k keys) qaPrefix(p string) string { return k.tag(p) + "qa:" }
+
+// docs maps document ids (decimal) to qa_ids, in buckets of docBucket ids
+// so each bucket stays a compact listpack hash.
+func (k keys) docs(p string, doc uint64) string {
+	return k.tag(p) + "docs:" + strconv.FormatUint(doc/docBucket, 10)
+}
+
+// docBucket is how many document ids share one docs hash (Redis keeps
+// hashes of ≤ 128 small entries as listpacks).
+const docBucket = 128
+
+// hashes maps a content-hash prefix to a qa_id (candidate dedup).
+func (k keys) hashes(p string) string { return k.tag(p) + "hash" }
+
+// list is a sorted set of qa_ids scored by created_at (ms), for List,
+// Stats and Expire.
+func (k keys) list(p string) string { return k.tag(p) + "list" }
+
+// stats holds collection statistics per scope ("n:"/"q:"/"a:" + scope)
+// and the document id sequence ("seq").
+func (k keys) stats(p string) string { return k.tag(p) + "stats" }
+
+// post is the packed posting list of term in scope of p (scope "o" = the
+// project's own QAs, "s:<target>" = its QAs shared with target).
+func (k keys) post(p, scope, term string) string { return k.tag(p) + "p:" + scope + ":" + term }
+
+// rep is the project's reputation book: "sa:"/"sd:" + source (agreement),
+// "cp:"/"cr:" + creator (proven, rejected).
+func (k keys) rep(p string) string { return k.tag(p) + "rep" }
+
+// days counts validations per UTC day: "<YYYY-MM-DD>:p" / ":f".
+func (k keys) days(p string) string { return k.tag(p) + "days" }
+
+// event is the dedup record of one write (24 h TTL). kind is c, h, v, p,
+// d, i or x; from is the requesting project.
+func (k keys) event(p, kind, from, id string) string {
+	return k.tag(p) + "ev:" + kind + ":" + from + ":" + id
+}
+
+// audit is the project's capped audit stream.
+func (k keys) audit(p string) string { return k.tag(p) + "audit" }
+
+// receipt is one search receipt (hash: j = JSON, src, used).
+func (k keys) receipt(p, id string) string { return k.tag(p) + "rc:" + id }
+
+// sharers is the set of projects that share QAs with p.
+func (k keys) sharers(p string) string { return k.tag(p) + "sharers" }
+
+// sharedIn maps a qa_id shared with p to its owning project.
+func (k keys) sharedIn(p string) string { return k.tag(p) + "shin" }
+
+// Scopes of the inverted index kept under a project's tag.
+const ownScope = "o"
+
+func sharedScope(target string) string { return "s:" + target }

@@ -1,0 +1,110 @@
+package redisstore
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/memex-dev/memex/core/coretest"
+	"github.com/memex-dev/memex/internal/redistest"
+)
+
+// usedMemory reads used_memory from INFO memory.
+func usedMemory(tb testing.TB, s *Store) int64 {
+	tb.Helper()
+	info, err := s.rdb.Info(tb.Context(), "memory").Result()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	tb.Fatal("no used_memory in INFO")
+	return 0
+}
+
+// measureMemory loads n corpus QAs into a private server and returns the
+// Redis memory per QA and the raw question+answer bytes per QA.
+func measureMemory(tb testing.TB, n int) (perQA, rawPerQA float64, byKind map[string]int64) {
+	srv := redistest.StartServer(tb, redistest.ServerOptions{})
+	s, err := Open(tb.Context(), srv.URL())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer s.Close()
+	before := usedMemory(tb, s)
+	recs := coretest.Corpus(n, "mem", 1)
+	coretest.Load(tb, s, recs)
+	after := usedMemory(tb, s)
+	var raw int64
+	for _, r := range recs {
+		raw += int64(len(r.Question) + len(r.Answer))
+	}
+	byKind = map[string]int64{}
+	var cursor uint64
+	ctx := tb.Context()
+	for {
+		keys, next, err := s.rdb.Scan(ctx, cursor, "*", 1000).Result()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, k := range keys {
+			kind := "other"
+			switch {
+			case strings.Contains(k, "}:qa:"):
+				kind = "records"
+			case strings.Contains(k, "}:p:"):
+				kind = "postings"
+			case strings.Contains(k, "}:docs:"), strings.HasSuffix(k, "}:hash"), strings.HasSuffix(k, "}:list"):
+				kind = "id indexes"
+			}
+			m, _ := s.rdb.MemoryUsage(ctx, k, 0).Result()
+			byKind[kind] += m
+			if kind == "postings" {
+				l, _ := s.rdb.StrLen(ctx, k).Result()
+				byKind["posting payload"] += l
+			}
+		}
+		if cursor = next; cursor == 0 {
+			break
+		}
+	}
+	return float64(after-before) / float64(n), float64(raw) / float64(n), byKind
+}
+
+// TestMemoryPerQA reports Redis memory per QA at 10k QAs (INFO memory
+// delta on a private server, and MEMORY USAGE per kind of key).
+func TestMemoryPerQA(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads 10k QAs")
+	}
+	const n = 10_000
+	per, raw, kinds := measureMemory(t, n)
+	var parts []string
+	for _, k := range []string{"records", "postings", "posting payload", "id indexes", "other"} {
+		parts = append(parts, fmt.Sprintf("%s %.0f B", k, float64(kinds[k])/n))
+	}
+	t.Logf("%d QAs: %.0f bytes/QA in Redis, raw question+answer %.0f bytes/QA, ratio %.2f× (%s)", n, per, raw, per/raw, strings.Join(parts, ", "))
+	// SPEC §9 targets 3×; this layout measures ~5.2× at 10k (docs/REDIS.md
+	// says why and what would close the gap). The bound guards against
+	// regressions.
+	if per/raw > 6 {
+		t.Errorf("memory per QA is %.1f× the raw text (was ~5.2×; target 3×)", per/raw)
+	}
+}
+
+// BenchmarkBytesPerQA reports Redis memory per QA at benchN QAs
+// (MEMEX_BENCH_QAS, default 10k) on a private server.
+func BenchmarkBytesPerQA(b *testing.B) {
+	n := benchN(b)
+	var per, raw float64
+	for b.Loop() {
+		per, raw, _ = measureMemory(b, n)
+	}
+	b.ReportMetric(per, "bytes/QA")
+	b.ReportMetric(per/raw, "x-raw")
+}

@@ -1,0 +1,599 @@
+package redisstore
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/retrieval"
+	"github.com/memex-dev/memex/trust"
+)
+
+// scope is one part of the index a search reads: a project's own QAs, or
+// the QAs an owner shares with the searching project.
+type scope struct {
+	owner, name string
+	docs        int64
+	lens        [retrieval.NumFields]int64
+	posts       map[string]string // term → packed postings
+}
+
+// source implements retrieval.Source over postings fetched from Redis in
+// one pipeline per round: every query term's posting list of every scope,
+// plus the scopes' collection stats. Doc ids are scope index << 32 | doc.
+type source struct {
+	scopes []*scope
+}
+
+func (src *source) Stats(ctx context.Context) (retrieval.Stats, error) {
+	var st retrieval.Stats
+	for _, sc := range src.scopes {
+		st.Docs += sc.docs
+		st.TotalLen[0] += sc.lens[0]
+		st.TotalLen[1] += sc.lens[1]
+	}
+	return st, ctx.Err()
+}
+
+func (src *source) DocFreq(ctx context.Context, term string) (int64, error) {
+	var n int64
+	for _, sc := range src.scopes {
+		n += int64(len(sc.posts[term]) / postingSize)
+	}
+	return n, ctx.Err()
+}
+
+func (src *source) Postings(ctx context.Context, term string, fn func(retrieval.Posting) bool) error {
+	for i, sc := range src.scopes {
+		stop := false
+		forPostings(sc.posts[term], func(doc uint64, tf retrieval.TF, lens [retrieval.NumFields]uint32) bool {
+			if !fn(retrieval.Posting{Doc: uint64(i)<<32 | doc, TF: tf, Len: lens}) {
+				stop = true
+			}
+			return !stop
+		})
+		if stop {
+			return nil
+		}
+	}
+	return ctx.Err()
+}
+
+// queryTerms are the distinct analysed terms of a query.
+func (s *Store) queryTerms(q string) []string {
+	var out []string
+	for _, t := range s.analyzer.Terms(q) {
+		if t != "" && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+type scopeCmds struct {
+	sc    *scope
+	stats *redis.SliceCmd
+	posts []*redis.StringCmd
+}
+
+func (s *Store) queueScope(ctx context.Context, pipe redis.Pipeliner, sc *scope, terms []string) *scopeCmds {
+	c := &scopeCmds{sc: sc}
+	c.stats = pipe.HMGet(ctx, s.k.stats(sc.owner), "n:"+sc.name, "q:"+sc.name, "a:"+sc.name)
+	for _, t := range terms {
+		c.posts = append(c.posts, pipe.Get(ctx, s.k.post(sc.owner, sc.name, t)))
+	}
+	return c
+}
+
+func (c *scopeCmds) fill(terms []string) error {
+	vals, err := c.stats.Result()
+	if err != nil {
+		return err
+	}
+	var nums [3]int64
+	for i, v := range vals {
+		if str, ok := v.(string); ok {
+			nums[i], _ = strconv.ParseInt(str, 10, 64)
+		}
+	}
+	c.sc.docs, c.sc.lens = nums[0], [retrieval.NumFields]int64{nums[1], nums[2]}
+	c.sc.posts = make(map[string]string, len(terms))
+	for i, t := range terms {
+		v, err := c.posts[i].Result()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		c.sc.posts[t] = v
+	}
+	return nil
+}
+
+// newSource fetches the postings of query's terms in the scopes visible
+// to project (only its own when ownOnly): one pipeline for the own and
+// global scopes and the list of sharers, one more for shared scopes.
+func (s *Store) newSource(ctx context.Context, project, query string, ownOnly bool) (*source, error) {
+	terms := s.queryTerms(query)
+	src := &source{}
+	pipe := s.rdb.Pipeline()
+	var cmds []*scopeCmds
+	add := func(p redis.Pipeliner, owner, name string) {
+		sc := &scope{owner: owner, name: name}
+		src.scopes = append(src.scopes, sc)
+		cmds = append(cmds, s.queueScope(ctx, p, sc, terms))
+	}
+	add(pipe, project, ownScope)
+	var sharers *redis.StringSliceCmd
+	if !ownOnly && project != core.GlobalProject {
+		add(pipe, core.GlobalProject, ownScope)
+		sharers = pipe.SMembers(ctx, s.k.sharers(project))
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	if sharers != nil {
+		owners, err := sharers.Result()
+		if err != nil {
+			return nil, err
+		}
+		slices.Sort(owners)
+		if len(owners) > 0 {
+			pipe := s.rdb.Pipeline()
+			for _, o := range owners {
+				if o != project && o != core.GlobalProject {
+					add(pipe, o, sharedScope(project))
+				}
+			}
+			if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+				return nil, err
+			}
+		}
+	}
+	for _, c := range cmds {
+		if err := c.fill(terms); err != nil {
+			return nil, err
+		}
+	}
+	return src, nil
+}
+
+// loadHits reads the records of hits (nil where a record vanished), in
+// hit order: one pipeline maps doc ids to qa_ids, one reads the records.
+func (s *Store) loadHits(ctx context.Context, src *source, hits []retrieval.Hit) ([]*stored, error) {
+	if len(hits) == 0 {
+		return nil, nil
+	}
+	pipe := s.rdb.Pipeline()
+	idCmds := make([]*redis.StringCmd, len(hits))
+	for i, h := range hits {
+		sc := src.scopes[h.Doc>>32]
+		doc := h.Doc & (1<<32 - 1)
+		idCmds[i] = pipe.HGet(ctx, s.k.docs(sc.owner, doc), strconv.FormatUint(doc, 10))
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	pipe = s.rdb.Pipeline()
+	recCmds := make([]*redis.StringCmd, len(hits))
+	qaIDs := make([]string, len(hits))
+	for i, h := range hits {
+		id, err := idCmds[i].Result()
+		if err != nil {
+			continue
+		}
+		qaIDs[i] = id
+		recCmds[i] = pipe.Get(ctx, s.k.qa(src.scopes[h.Doc>>32].owner, id))
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	out := make([]*stored, len(hits))
+	for i, h := range hits {
+		if recCmds[i] == nil {
+			continue
+		}
+		v, err := recCmds[i].Result()
+		if err != nil {
+			continue
+		}
+		st, err := decodeStored(src.scopes[h.Doc>>32].owner, qaIDs[i], v)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = st
+	}
+	return out, nil
+}
+
+// repFor reads the reputation entries the states need, one pipeline for
+// all owning projects.
+func (s *Store) repFor(ctx context.Context, sts []*stored) (map[string]reputation, error) {
+	type req struct {
+		fields []string
+		seen   map[string]bool
+	}
+	reqs := map[string]*req{}
+	for _, st := range sts {
+		if st == nil {
+			continue
+		}
+		r := reqs[st.project]
+		if r == nil {
+			r = &req{seen: map[string]bool{}}
+			reqs[st.project] = r
+		}
+		for id := range st.State.Sources {
+			if !r.seen["s"+id] {
+				r.seen["s"+id] = true
+				r.fields = append(r.fields, "sa:"+id, "sd:"+id)
+			}
+		}
+		if c := st.State.Creator; c != "" && !r.seen["c"+c] {
+			r.seen["c"+c] = true
+			r.fields = append(r.fields, "cp:"+c, "cr:"+c)
+		}
+	}
+	out := map[string]reputation{}
+	pipe := s.rdb.Pipeline()
+	cmds := map[string]*redis.SliceCmd{}
+	for p, r := range reqs {
+		out[p] = reputation{src: map[string]trust.SourceRep{}, cre: map[string]trust.CreatorRep{}}
+		if len(r.fields) > 0 {
+			cmds[p] = pipe.HMGet(ctx, s.k.rep(p), r.fields...)
+		}
+	}
+	if len(cmds) == 0 {
+		return out, nil
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	for p, c := range cmds {
+		vals, err := c.Result()
+		if err != nil {
+			return nil, err
+		}
+		rep := out[p]
+		fillRep(&rep, reqs[p].fields, vals)
+	}
+	return out, nil
+}
+
+// visible reports whether project may read st.
+func visible(st *stored, project string) bool {
+	return st.project == project || st.project == core.GlobalProject || slices.Contains(st.Shared, project)
+}
+
+// Search returns the visible QAs matching req.Query in Rank order. It reads
+// the postings of the query's terms (never a scan of the project), then
+// only the records of the best lexical candidates.
+func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Match, error) {
+	const op = "search"
+	if err := ctx.Err(); err != nil {
+		return nil, s.wrap(ctx, op, err)
+	}
+	if err := req.Normalize(); err != nil {
+		return nil, fmt.Errorf("redis: %s: %w", op, err)
+	}
+	if strings.TrimSpace(req.Query) == "" {
+		return []core.Match{}, nil
+	}
+	now := s.cfg.clock().UTC()
+	src, err := s.newSource(ctx, req.ProjectID, req.Query, false)
+	if err != nil {
+		return nil, s.wrap(ctx, op, err)
+	}
+	k := max(4*req.Limit, searchMinCandidates)
+	hits, err := s.scorer.Search(ctx, src, req.Query, k)
+	if err != nil {
+		return nil, s.wrap(ctx, op, err)
+	}
+	sts, err := s.loadHits(ctx, src, hits)
+	if err != nil {
+		return nil, s.wrap(ctx, op, err)
+	}
+	reps, err := s.repFor(ctx, sts)
+	if err != nil {
+		return nil, s.wrap(ctx, op, err)
+	}
+	ms := make([]core.Match, 0, len(sts))
+	for i, st := range sts {
+		if st == nil || !visible(st, req.ProjectID) {
+			continue
+		}
+		rec := s.refreshRecord(reps[st.project], st, now, false)
+		if rec.Status == core.StatusDeprecated {
+			continue
+		}
+		ms = append(ms, core.MatchFromRecord(rec, hits[i].Relevance))
+	}
+	return core.Rank(ms, req.MinScore, req.Limit, req.Explain), nil
+}
+
+// Get reads one record visible to projectID.
+func (s *Store) Get(ctx context.Context, projectID, qaID string) (core.Record, error) {
+	const op = "get"
+	if err := core.ValidateProjectID(projectID); err != nil {
+		return core.Record{}, fmt.Errorf("redis: %s: %w", op, err)
+	}
+	if err := core.ValidateQAID(qaID); err != nil {
+		return core.Record{}, fmt.Errorf("redis: %s: %w", op, err)
+	}
+	st, err := s.locate(ctx, projectID, qaID)
+	if err != nil {
+		return core.Record{}, s.wrap(ctx, op, err)
+	}
+	if st == nil {
+		return core.Record{}, fmt.Errorf("redis: %s: %w", op, notFound(qaID))
+	}
+	reps, err := s.repFor(ctx, []*stored{st})
+	if err != nil {
+		return core.Record{}, s.wrap(ctx, op, err)
+	}
+	return s.refresh(reps[st.project], st, s.cfg.clock().UTC()), nil
+}
+
+// fullRep reads a project's whole reputation book (admin paths).
+func (s *Store) fullRep(ctx context.Context, p string) (reputation, error) {
+	rep := reputation{src: map[string]trust.SourceRep{}, cre: map[string]trust.CreatorRep{}}
+	m, err := s.rdb.HGetAll(ctx, s.k.rep(p)).Result()
+	if err != nil {
+		return rep, err
+	}
+	fields := make([]string, 0, len(m))
+	vals := make([]any, 0, len(m))
+	for f, v := range m {
+		fields = append(fields, f)
+		vals = append(vals, v)
+	}
+	fillRep(&rep, fields, vals)
+	return rep, nil
+}
+
+// listChunk is how many list entries one round trip reads.
+const listChunk = 200
+
+type listEntry struct {
+	score int64
+	id    string
+}
+
+// walk calls fn for the project's records in list order (newest first:
+// created_at descending, then qa_id descending), starting after the cursor
+// entry when after is set, until fn returns false.
+func (s *Store) walk(ctx context.Context, p string, after *listEntry, fn func(e listEntry, st *stored) bool) error {
+	max := "+inf"
+	if after != nil {
+		max = strconv.FormatInt(after.score, 10)
+	}
+	var offset int64
+	for {
+		zs, err := s.rdb.ZRevRangeByScoreWithScores(ctx, s.k.list(p), &redis.ZRangeBy{Max: max, Min: "-inf", Offset: offset, Count: listChunk}).Result()
+		if err != nil {
+			return err
+		}
+		if len(zs) == 0 {
+			return nil
+		}
+		offset += int64(len(zs))
+		var entries []listEntry
+		var keys []string
+		for _, z := range zs {
+			e := listEntry{score: int64(z.Score), id: fmt.Sprint(z.Member)}
+			if after != nil && e.score == after.score && e.id >= after.id {
+				continue
+			}
+			entries = append(entries, e)
+			keys = append(keys, s.k.qa(p, e.id))
+		}
+		if len(keys) > 0 {
+			vals, err := s.rdb.MGet(ctx, keys...).Result()
+			if err != nil {
+				return err
+			}
+			for i, v := range vals {
+				str, ok := v.(string)
+				if !ok {
+					continue
+				}
+				st, err := decodeStored(p, entries[i].id, str)
+				if err != nil {
+					return err
+				}
+				if !fn(entries[i], st) {
+					return nil
+				}
+			}
+		}
+		if len(zs) < listChunk {
+			return nil
+		}
+	}
+}
+
+func encodeCursor(e listEntry) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(e.score, 10) + ":" + e.id))
+}
+
+func decodeCursor(c string) (*listEntry, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return nil, core.Invalid("cursor", "malformed cursor")
+	}
+	sc, id, ok := strings.Cut(string(b), ":")
+	n, err := strconv.ParseInt(sc, 10, 64)
+	if !ok || err != nil || id == "" {
+		return nil, core.Invalid("cursor", "malformed cursor")
+	}
+	return &listEntry{score: n, id: id}, nil
+}
+
+// List pages through a project's own records, newest first.
+func (s *Store) List(ctx context.Context, req core.ListRequest) (core.ListPage, error) {
+	const op = "list"
+	if err := req.Validate(); err != nil {
+		return core.ListPage{}, fmt.Errorf("redis: %s: %w", op, err)
+	}
+	limit := cmp.Or(req.Limit, defaultListLimit)
+	var after *listEntry
+	if req.Cursor != "" {
+		var err error
+		if after, err = decodeCursor(req.Cursor); err != nil {
+			return core.ListPage{}, fmt.Errorf("redis: %s: %w", op, err)
+		}
+	}
+	rep, err := s.fullRep(ctx, req.ProjectID)
+	if err != nil {
+		return core.ListPage{}, s.wrap(ctx, op, err)
+	}
+	q := strings.ToLower(req.Q)
+	now := s.cfg.clock().UTC()
+	page := core.ListPage{Items: []core.Record{}}
+	var last listEntry
+	err = s.walk(ctx, req.ProjectID, after, func(e listEntry, st *stored) bool {
+		r := s.refresh(rep, st, now)
+		if req.Status != "" && r.Status != req.Status ||
+			r.ValidationLevel < req.MinLevel ||
+			q != "" && !strings.Contains(strings.ToLower(r.Question), q) && !strings.Contains(strings.ToLower(r.Answer), q) {
+			return true
+		}
+		if len(page.Items) == limit {
+			page.NextCursor = encodeCursor(last)
+			return false
+		}
+		page.Items = append(page.Items, r)
+		last = e
+		return true
+	})
+	if err != nil {
+		return core.ListPage{}, s.wrap(ctx, op, err)
+	}
+	return page, nil
+}
+
+// Stats summarises a project's own records (reads all of them: an admin
+// operation).
+func (s *Store) Stats(ctx context.Context, projectID string) (core.ProjectStats, error) {
+	const op = "stats"
+	if err := core.ValidateProjectID(projectID); err != nil {
+		return core.ProjectStats{}, fmt.Errorf("redis: %s: %w", op, err)
+	}
+	now := s.cfg.clock().UTC()
+	out := core.ProjectStats{
+		ProjectID:        projectID,
+		ByStatus:         map[core.Status]int{},
+		ByLevel:          map[string]int{},
+		TrustHistogram:   make([]int, 10),
+		ValidationsByDay: []core.DayCount{},
+		Top:              []core.Record{},
+		Worst:            []core.Record{},
+	}
+	rep, err := s.fullRep(ctx, projectID)
+	if err != nil {
+		return core.ProjectStats{}, s.wrap(ctx, op, err)
+	}
+	var live []core.Record
+	err = s.walk(ctx, projectID, nil, func(_ listEntry, st *stored) bool {
+		r := s.refresh(rep, st, now)
+		out.Total++
+		out.ByStatus[r.Status]++
+		out.ByLevel[r.Level]++
+		out.TrustHistogram[min(int(r.TrustScore*10), 9)]++
+		out.Shown += r.UsageCount
+		out.Used += r.UseCount
+		out.Passes += r.SuccessCount
+		out.Fails += r.FailureCount
+		if r.Status == core.StatusStale {
+			out.Stale++
+		}
+		if !r.TTLExpireAt.IsZero() && r.TTLExpireAt.Sub(now) <= expiringSoonInterval {
+			out.ExpiringSoon++
+		}
+		if r.Status != core.StatusDeprecated {
+			live = append(live, r)
+		}
+		return true
+	})
+	if err != nil {
+		return core.ProjectStats{}, s.wrap(ctx, op, err)
+	}
+	if out.Shown > 0 {
+		out.UseRate = float64(out.Used) / float64(out.Shown)
+	}
+	byTrust := func(a, b core.Record) int {
+		return cmp.Or(cmp.Compare(b.TrustScore, a.TrustScore), cmp.Compare(a.QAID, b.QAID))
+	}
+	slices.SortFunc(live, byTrust)
+	out.Top = append(out.Top, live[:min(statsTop, len(live))]...)
+	slices.Reverse(live)
+	out.Worst = append(out.Worst, live[:min(statsTop, len(live))]...)
+	days, err := s.rdb.HGetAll(ctx, s.k.days(projectID)).Result()
+	if err != nil {
+		return core.ProjectStats{}, s.wrap(ctx, op, err)
+	}
+	byDay := map[string]*core.DayCount{}
+	for f, v := range days {
+		day, kind, ok := strings.Cut(f, ":")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(v, 10, 64)
+		d := byDay[day]
+		if d == nil {
+			d = &core.DayCount{Day: day}
+			byDay[day] = d
+		}
+		if kind == "p" {
+			d.Passes += n
+		} else {
+			d.Fails += n
+		}
+	}
+	for _, day := range slices.Sorted(maps.Keys(byDay)) {
+		out.ValidationsByDay = append(out.ValidationsByDay, *byDay[day])
+	}
+	return out, nil
+}
+
+// Projects lists the projects the store holds with their totals (reads
+// every record: an admin operation).
+func (s *Store) Projects(ctx context.Context) ([]core.ProjectSummary, error) {
+	const op = "projects"
+	ps, err := s.rdb.SMembers(ctx, s.k.projects()).Result()
+	if err != nil {
+		return nil, s.wrap(ctx, op, err)
+	}
+	slices.Sort(ps)
+	now := s.cfg.clock().UTC()
+	out := make([]core.ProjectSummary, 0, len(ps))
+	for _, p := range ps {
+		rep, err := s.fullRep(ctx, p)
+		if err != nil {
+			return nil, s.wrap(ctx, op, err)
+		}
+		sum := core.ProjectSummary{ProjectID: p, ByStatus: map[core.Status]int{}, ByLevel: map[string]int{}}
+		err = s.walk(ctx, p, nil, func(_ listEntry, st *stored) bool {
+			r := s.refresh(rep, st, now)
+			sum.Total++
+			sum.ByStatus[r.Status]++
+			sum.ByLevel[r.Level]++
+			return true
+		})
+		if err != nil {
+			return nil, s.wrap(ctx, op, err)
+		}
+		out = append(out, sum)
+	}
+	return out, nil
+}

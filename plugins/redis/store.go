@@ -1,0 +1,428 @@
+package redisstore
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/retrieval"
+	"github.com/memex-dev/memex/trust"
+)
+
+// Compile-time checks of the capabilities the store implements.
+var (
+	_ core.MemoryPlugin  = (*Store)(nil)
+	_ core.Getter        = (*Store)(nil)
+	_ core.Lister        = (*Store)(nil)
+	_ core.Deleter       = (*Store)(nil)
+	_ core.Patcher       = (*Store)(nil)
+	_ core.Importer      = (*Store)(nil)
+	_ core.Expirer       = (*Store)(nil)
+	_ core.Statser       = (*Store)(nil)
+	_ core.Pinger        = (*Store)(nil)
+	_ core.Receipts      = (*Store)(nil)
+	_ core.Auditor       = (*Store)(nil)
+	_ core.ProjectLister = (*Store)(nil)
+	_ io.Closer          = (*Store)(nil)
+)
+
+// DefaultPrefix is the key prefix when WithPrefix is not given.
+const DefaultPrefix = "memex"
+
+// Client timeouts Open sets (a client passed to New keeps its own).
+const (
+	DialTimeout          = 2 * time.Second
+	ReadTimeout          = 2 * time.Second
+	WriteTimeout         = 2 * time.Second
+	PoolTimeout          = 2 * time.Second
+	ClusterMaxRedirects  = 8
+	ClusterReloadEvery   = 2 * time.Second
+	eventTTL             = 24 * time.Hour
+	defaultAuditCap      = 10_000
+	maxCommitAttempts    = 100
+	maxCommitBackoff     = 20 * time.Millisecond
+	searchMinCandidates  = 50
+	dupCandidates        = 5
+	lockStripes          = 256
+	defaultListLimit     = 100
+	statsTop             = 5
+	expiringSoonInterval = 7 * 24 * time.Hour
+)
+
+// Option configures a Store.
+type Option func(*config)
+
+type config struct {
+	prefix   string
+	clock    func() time.Time
+	logger   *slog.Logger
+	params   trust.Params
+	auditCap int64
+}
+
+// WithPrefix sets the key prefix (default "memex").
+func WithPrefix(p string) Option { return func(c *config) { c.prefix = p } }
+
+// WithClock injects the clock used for timestamps, freshness and expiry.
+func WithClock(now func() time.Time) Option { return func(c *config) { c.clock = now } }
+
+// WithLogger sets the logger (silent by default).
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// WithTrustParams sets the trust model's parameters (default
+// trust.DefaultParams: the service flavour, CountCreator false).
+func WithTrustParams(p trust.Params) Option { return func(c *config) { c.params = p } }
+
+// WithAuditCap sets how many audit entries a project keeps (default 10,000,
+// approximate: the stream is trimmed with MAXLEN ~).
+func WithAuditCap(n int64) Option { return func(c *config) { c.auditCap = n } }
+
+// Store is the Redis memory store. It is safe for concurrent use.
+type Store struct {
+	rdb      redis.UniversalClient
+	owned    bool
+	k        keys
+	cfg      config
+	model    *trust.Model
+	analyzer *retrieval.Analyzer
+	scorer   *retrieval.Scorer
+
+	// locks serialise this process's writers of one QA so that optimistic
+	// commits rarely conflict (other processes are still caught by the
+	// version check).
+	locks [lockStripes]chan struct{}
+	// projects already registered in the project set by this Store.
+	known sync.Map
+	// hints of the reputation fields each QA's writes need.
+	hints repHints
+
+	stop     chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+}
+
+// New returns a store over a ready client, which the store never closes.
+func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
+	if client == nil {
+		return nil, fmt.Errorf("redis: new: nil client: %w", core.ErrInvalid)
+	}
+	cfg := config{prefix: DefaultPrefix, clock: time.Now, params: trust.DefaultParams(), auditCap: defaultAuditCap}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.prefix == "" || strings.ContainsAny(cfg.prefix, "{}") {
+		return nil, fmt.Errorf("redis: new: %w", core.Invalid("prefix", "must be non-empty without braces"))
+	}
+	if cfg.logger == nil {
+		cfg.logger = slog.New(slog.DiscardHandler)
+	}
+	cfg.logger = cfg.logger.With("component", "redis")
+	a := retrieval.NewAnalyzer()
+	s := &Store{
+		rdb:      client,
+		k:        keys{prefix: cfg.prefix},
+		cfg:      cfg,
+		model:    trust.New(cfg.params),
+		analyzer: a,
+		scorer:   retrieval.NewScorer(a, retrieval.DefaultParams()),
+		stop:     make(chan struct{}),
+	}
+	for i := range s.locks {
+		s.locks[i] = make(chan struct{}, 1)
+	}
+	return s, nil
+}
+
+// Open parses a store URL, builds the matching client with explicit
+// timeouts and returns a store that closes the client on Close:
+//
+//	redis://[user:pass@]host:port[/db]      one server
+//	rediss://...                            the same over TLS
+//	redis+sentinel://[user:pass@]h1:p1,h2:p2/<master-name>[/db]
+//	redis+cluster://[user:pass@]h1:p1,h2:p2 a Redis Cluster
+func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
+	client, cluster, err := newClient(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	s, err := New(client, opts...)
+	if err != nil {
+		_ = client.Close()
+		return nil, err
+	}
+	s.owned = true
+	if cluster != nil {
+		s.wg.Add(1)
+		go s.reloadLoop(cluster)
+	}
+	if err := s.Ping(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// reloadLoop refreshes the cluster's slot map every ClusterReloadEvery so a
+// failover is seen quickly (go-redis v9 has no option for it).
+func (s *Store) reloadLoop(c *redis.ClusterClient) {
+	defer s.wg.Done()
+	t := time.NewTicker(ClusterReloadEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), ClusterReloadEvery)
+			c.ReloadState(ctx)
+			cancel()
+		}
+	}
+}
+
+// urlParts splits scheme://[user:pass@]hosts[/path].
+type urlParts struct {
+	scheme, user, pass string
+	hosts              []string
+	path               []string
+}
+
+func splitURL(raw string) (urlParts, error) {
+	var u urlParts
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return u, core.Invalid("store", "must be a redis://, rediss://, redis+sentinel:// or redis+cluster:// URL")
+	}
+	u.scheme = strings.ToLower(scheme)
+	rest, _, _ = strings.Cut(rest, "?")
+	authority, path, _ := strings.Cut(rest, "/")
+	if i := strings.LastIndex(authority, "@"); i >= 0 {
+		info := authority[:i]
+		authority = authority[i+1:]
+		user, pass, hasPass := strings.Cut(info, ":")
+		if !hasPass {
+			pass, user = user, ""
+		}
+		u.user, u.pass = user, pass
+	}
+	for h := range strings.SplitSeq(authority, ",") {
+		if h = strings.TrimSpace(h); h == "" {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(h); err != nil {
+			h = net.JoinHostPort(h, "6379")
+		}
+		u.hosts = append(u.hosts, h)
+	}
+	if len(u.hosts) == 0 {
+		return u, core.Invalid("store", "names no host")
+	}
+	for p := range strings.SplitSeq(path, "/") {
+		if p != "" {
+			u.path = append(u.path, p)
+		}
+	}
+	return u, nil
+}
+
+func parseDB(s string) (int, error) {
+	db, err := strconv.Atoi(s)
+	if err != nil || db < 0 {
+		return 0, core.Invalid("store", "database must be a number")
+	}
+	return db, nil
+}
+
+// newClient builds the client for a store URL. The error never contains
+// the URL (it may hold a password).
+func newClient(raw string) (redis.UniversalClient, *redis.ClusterClient, error) {
+	u, err := splitURL(raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("redis: open: %w", err)
+	}
+	switch u.scheme {
+	case "redis", "rediss":
+		o, err := redis.ParseURL(raw)
+		if err != nil {
+			return nil, nil, fmt.Errorf("redis: open: %w", core.Invalid("store", "malformed redis URL"))
+		}
+		setTimeouts(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout)
+		o.ContextTimeoutEnabled = true
+		o.MaxRetries = 2
+		return redis.NewClient(o), nil, nil
+	case "redis+sentinel", "rediss+sentinel":
+		if len(u.path) < 1 || len(u.path) > 2 {
+			return nil, nil, fmt.Errorf("redis: open: %w", core.Invalid("store", "redis+sentinel URL needs /<master-name>[/db]"))
+		}
+		o := &redis.FailoverOptions{
+			MasterName:            u.path[0],
+			SentinelAddrs:         u.hosts,
+			Username:              u.user,
+			Password:              u.pass,
+			SentinelUsername:      u.user,
+			SentinelPassword:      u.pass,
+			ContextTimeoutEnabled: true,
+			MaxRetries:            2,
+		}
+		if len(u.path) == 2 {
+			if o.DB, err = parseDB(u.path[1]); err != nil {
+				return nil, nil, fmt.Errorf("redis: open: %w", err)
+			}
+		}
+		if u.scheme == "rediss+sentinel" {
+			o.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		setTimeouts(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout)
+		return redis.NewFailoverClient(o), nil, nil
+	case "redis+cluster", "rediss+cluster":
+		if len(u.path) > 0 {
+			return nil, nil, fmt.Errorf("redis: open: %w", core.Invalid("store", "redis+cluster URL takes no path (cluster has one database)"))
+		}
+		o := &redis.ClusterOptions{
+			Addrs:                 u.hosts,
+			Username:              u.user,
+			Password:              u.pass,
+			MaxRedirects:          ClusterMaxRedirects,
+			ContextTimeoutEnabled: true,
+			MaxRetries:            2,
+		}
+		if u.scheme == "rediss+cluster" {
+			o.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		setTimeouts(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout)
+		c := redis.NewClusterClient(o)
+		return c, c, nil
+	}
+	return nil, nil, fmt.Errorf("redis: open: %w", core.Invalid("store", "unknown scheme (want redis, rediss, redis+sentinel or redis+cluster)"))
+}
+
+func setTimeouts(dial, read, write, pool *time.Duration) {
+	if *dial == 0 {
+		*dial = DialTimeout
+	}
+	if *read == 0 {
+		*read = ReadTimeout
+	}
+	if *write == 0 {
+		*write = WriteTimeout
+	}
+	if *pool == 0 {
+		*pool = PoolTimeout
+	}
+}
+
+// Name is "redis".
+func (s *Store) Name() string { return "redis" }
+
+// Close stops the cluster reload loop and closes the client when Open made
+// it. A client passed to New is left open.
+func (s *Store) Close() error {
+	var err error
+	s.stopOnce.Do(func() {
+		close(s.stop)
+		s.wg.Wait()
+		if s.owned {
+			err = s.rdb.Close()
+		}
+	})
+	if err != nil && !errors.Is(err, redis.ErrClosed) {
+		return fmt.Errorf("redis: close: %s", err.Error())
+	}
+	return nil
+}
+
+// Ping checks that Redis answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		return s.wrap(ctx, "ping", err)
+	}
+	return nil
+}
+
+// TaskGrade grades a prompt locally.
+func (s *Store) TaskGrade(ctx context.Context, req core.TaskGradeRequest) (core.TaskGrade, error) {
+	if err := ctx.Err(); err != nil {
+		return core.TaskGrade{}, fmt.Errorf("redis: task grade: %w", err)
+	}
+	return core.GradeTask(req.Prompt), nil
+}
+
+// wrap maps an error at the go-redis boundary to the core sentinels; no
+// go-redis type escapes (only its message text, which names no request
+// content).
+func (s *Store) wrap(ctx context.Context, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	for _, sentinel := range []error{core.ErrNotFound, core.ErrInvalid, core.ErrConflict, core.ErrUnavailable, core.ErrTooLarge} {
+		if errors.Is(err, sentinel) {
+			return fmt.Errorf("redis: %s: %w", op, err)
+		}
+	}
+	if errors.Is(err, redis.Nil) {
+		return fmt.Errorf("redis: %s: %w", op, core.ErrNotFound)
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("redis: %s: %w: %w", op, core.ErrUnavailable, cerr)
+	}
+	return fmt.Errorf("redis: %s: %w (%s)", op, core.ErrUnavailable, classify(err))
+}
+
+// classify names the kind of a Redis failure for the error message.
+func classify(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET):
+		return "connection lost"
+	case errors.Is(err, redis.ErrPoolTimeout):
+		return "connection pool timeout"
+	case errors.Is(err, redis.ErrClosed):
+		return "client closed"
+	}
+	msg := err.Error()
+	for _, p := range []string{"CLUSTERDOWN", "LOADING", "TRYAGAIN", "MASTERDOWN", "READONLY", "BUSY", "OOM", "NOSCRIPT"} {
+		if strings.HasPrefix(msg, p) {
+			return p
+		}
+	}
+	if len(msg) > 120 {
+		msg = msg[:120]
+	}
+	return msg
+}
+
+func newID(prefix string) string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// ensureProject registers project in the project set (once per Store).
+func (s *Store) ensureProject(ctx context.Context, project string) error {
+	if _, ok := s.known.Load(project); ok {
+		return nil
+	}
+	if err := s.rdb.SAdd(ctx, s.k.projects(), project).Err(); err != nil {
+		return s.wrap(ctx, "register project", err)
+	}
+	s.known.Store(project, true)
+	return nil
+}

@@ -1,0 +1,419 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/internal/redistest"
+)
+
+func TestSplitURL(t *testing.T) {
+	tests := []struct {
+		name, raw, scheme, user, pass string
+		hosts, path                   []string
+		bad                           bool
+	}{
+		{name: "plain", raw: "redis://h:1/0", scheme: "redis", hosts: []string{"h:1"}, path: []string{"0"}},
+		{name: "default port", raw: "redis://h", scheme: "redis", hosts: []string{"h:6379"}},
+		{name: "sentinel", raw: "redis+sentinel://u:p@a:1,b:2/mymaster/3", scheme: "redis+sentinel", user: "u", pass: "p",
+			hosts: []string{"a:1", "b:2"}, path: []string{"mymaster", "3"}},
+		{name: "password only", raw: "redis+cluster://:secret@a:1,b:2", scheme: "redis+cluster", pass: "secret", hosts: []string{"a:1", "b:2"}},
+		{name: "no scheme", raw: "h:1", bad: true},
+		{name: "no host", raw: "redis+cluster://", bad: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			u, err := splitURL(tc.raw)
+			if tc.bad {
+				if !errors.Is(err, core.ErrInvalid) {
+					t.Fatalf("err = %v, want ErrInvalid", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if u.scheme != tc.scheme || u.user != tc.user || u.pass != tc.pass || !slices.Equal(u.hosts, tc.hosts) || !slices.Equal(u.path, tc.path) {
+				t.Errorf("got %+v", u)
+			}
+		})
+	}
+}
+
+func TestNewClientKinds(t *testing.T) {
+	tests := []struct {
+		name, raw string
+		check     func(redis.UniversalClient) bool
+		bad       bool
+	}{
+		{"single", "redis://127.0.0.1:1/2", func(c redis.UniversalClient) bool {
+			o := c.(*redis.Client).Options()
+			return o.DB == 2 && o.DialTimeout == DialTimeout && o.ReadTimeout == ReadTimeout && o.PoolTimeout == PoolTimeout
+		}, false},
+		{"tls", "rediss://127.0.0.1:1", func(c redis.UniversalClient) bool { return c.(*redis.Client).Options().TLSConfig != nil }, false},
+		{"sentinel", "redis+sentinel://127.0.0.1:1,127.0.0.1:2/mymaster/1", func(c redis.UniversalClient) bool {
+			_, ok := c.(*redis.Client)
+			return ok
+		}, false},
+		{"cluster", "redis+cluster://127.0.0.1:1,127.0.0.1:2", func(c redis.UniversalClient) bool {
+			o := c.(*redis.ClusterClient).Options()
+			return len(o.Addrs) == 2 && o.MaxRedirects == ClusterMaxRedirects && o.ReadTimeout == ReadTimeout
+		}, false},
+		{"sentinel without master", "redis+sentinel://127.0.0.1:1", nil, true},
+		{"cluster with db", "redis+cluster://127.0.0.1:1/3", nil, true},
+		{"unknown scheme", "memcached://127.0.0.1:1", nil, true},
+		{"bad db", "redis+sentinel://127.0.0.1:1/m/x", nil, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _, err := newClient(tc.raw)
+			if tc.bad {
+				if !errors.Is(err, core.ErrInvalid) {
+					t.Fatalf("err = %v, want ErrInvalid", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if !tc.check(c) {
+				t.Errorf("client for %s not configured as expected", tc.name)
+			}
+		})
+	}
+}
+
+func TestOpenErrorHidesPassword(t *testing.T) {
+	_, err := Open(t.Context(), "redis+sentinel://user:hunter2@127.0.0.1:1")
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("err = %v: want an error without the password", err)
+	}
+}
+
+// TestUnavailable: a dead server gives ErrUnavailable promptly, and a
+// context deadline is wrapped.
+func TestUnavailable(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	defer c.Close()
+	s, err := New(c, WithPrefix("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = s.Search(t.Context(), core.SearchRequest{ProjectID: "p", Query: "anything"})
+	if !errors.Is(err, core.ErrUnavailable) || time.Since(start) > time.Second {
+		t.Errorf("search on a dead server: %v after %s, want ErrUnavailable promptly", err, time.Since(start))
+	}
+	if msg := err.Error(); !strings.Contains(msg, "connection refused") && !strings.Contains(msg, "timeout") {
+		t.Errorf("error %q does not say what failed", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err = s.RecordValidation(ctx, core.ValidateRequest{ProjectID: "p", QAID: "q", Result: "pass"})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled ctx: err = %v, want context.Canceled", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Ping(t.Context()).Err(); errors.Is(err, redis.ErrClosed) {
+		t.Errorf("Close closed a client the store did not open")
+	}
+}
+
+// srvErr is a server error reply as go-redis reports it.
+type srvErr string
+
+func (e srvErr) Error() string { return string(e) }
+func (srvErr) RedisError()     {}
+
+func TestWrapMapsErrors(t *testing.T) {
+	s := &Store{}
+	tests := []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"nil reply", redis.Nil, core.ErrNotFound},
+		{"clusterdown", srvErr("CLUSTERDOWN The cluster is down"), core.ErrUnavailable},
+		{"loading", srvErr("LOADING Redis is loading the dataset in memory"), core.ErrUnavailable},
+		{"tryagain", srvErr("TRYAGAIN Multiple keys request during rehashing of slot"), core.ErrUnavailable},
+		{"pool timeout", redis.ErrPoolTimeout, core.ErrUnavailable},
+		{"client-side timeout", context.DeadlineExceeded, core.ErrUnavailable},
+		{"conflict kept", core.ErrConflict, core.ErrConflict},
+	}
+	expired, cancel := context.WithTimeout(context.Background(), -time.Second)
+	defer cancel()
+	if err := s.wrap(expired, "op", errors.New("i/o timeout")); !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, core.ErrUnavailable) {
+		t.Errorf("expired context: %v, want ErrUnavailable wrapping ctx.Err()", err)
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := s.wrap(context.Background(), "op", tc.err)
+			if !errors.Is(err, tc.want) {
+				t.Errorf("wrap(%v) = %v, want %v", tc.err, err, tc.want)
+			}
+			var re redis.Error
+			if errors.As(err, &re) || errors.Is(err, redis.Nil) || errors.Is(err, redis.ErrPoolTimeout) {
+				t.Errorf("a go-redis error leaks through %v", err)
+			}
+		})
+	}
+}
+
+func TestPrefixIsolation(t *testing.T) {
+	url := redistest.URL(t)
+	a := newShared(t)
+	ctx := t.Context()
+	if _, err := a.RecordCandidate(ctx, core.CandidateRequest{ProjectID: "iso", Question: "isolated walrus question", Answer: "walrus"}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(ctx, url, WithPrefix(redistest.Prefix(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ms, err := b.Search(ctx, core.SearchRequest{ProjectID: "iso", Query: "walrus"})
+	if err != nil || len(ms) != 0 {
+		t.Errorf("another prefix sees %d matches (err %v)", len(ms), err)
+	}
+	if _, err := New(nil); !errors.Is(err, core.ErrInvalid) {
+		t.Errorf("New(nil): %v", err)
+	}
+	if _, err := New(redis.NewClient(&redis.Options{}), WithPrefix("a{b}")); !errors.Is(err, core.ErrInvalid) {
+		t.Errorf("prefix with braces: %v", err)
+	}
+}
+
+// TestKeysShareProjectTag: every key a project's writes touch carries the
+// project's hash tag (cluster safety), and nothing is left after delete
+// except counters.
+func TestKeysShareProjectTag(t *testing.T) {
+	s := newShared(t)
+	ctx := core.WithPrincipal(t.Context(), core.Principal{ID: "agent"})
+	res, err := s.RecordCandidate(ctx, core.CandidateRequest{ProjectID: "tags", Question: "How to tag keys", Answer: "use a hash tag", SharedProjects: []string{"other"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RecordValidation(ctx, core.ValidateRequest{ProjectID: "tags", QAID: res.QAID, Result: "pass", SignalStrength: "strong"}); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := s.rdb.Keys(t.Context(), s.k.prefix+":*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if k == s.k.projects() {
+			continue
+		}
+		if !strings.HasPrefix(k, s.k.tag("tags")) && !strings.HasPrefix(k, s.k.tag("other")) {
+			t.Errorf("key %q is outside the project tags", k)
+		}
+		if strings.HasPrefix(k, s.k.tag("other")) && !strings.HasSuffix(k, "sharers") && !strings.HasSuffix(k, "shin") {
+			t.Errorf("a write of project tags created %q under another project's tag", k)
+		}
+	}
+}
+
+func TestSharedProjects(t *testing.T) {
+	s := newShared(t)
+	ctx := core.WithPrincipal(t.Context(), core.Principal{ID: "agent"})
+	shared, err := s.RecordCandidate(ctx, core.CandidateRequest{ProjectID: "owner", Question: "How to share the narwhal cache", Answer: "narwhal share", SharedProjects: []string{"reader"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	private, err := s.RecordCandidate(ctx, core.CandidateRequest{ProjectID: "owner", Question: "How to hide the narwhal cache", Answer: "narwhal hide"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := s.Search(t.Context(), core.SearchRequest{ProjectID: "reader", Query: "narwhal cache", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ids(ms)
+	if !slices.Equal(got, []string{shared.QAID}) {
+		t.Errorf("reader sees %v, want only the shared %s", got, shared.QAID)
+	}
+	if _, err := s.Get(t.Context(), "reader", private.QAID); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("Get of a private QA from reader: %v", err)
+	}
+	r, err := s.RecordValidation(ctx, core.ValidateRequest{ProjectID: "reader", QAID: shared.QAID, Result: "pass", SignalStrength: "strong"})
+	if err != nil || r.SuccessCount != 1 || r.ProjectID != "owner" {
+		t.Fatalf("validate shared from reader: %+v %v", r.SuccessCount, err)
+	}
+	if _, err := s.RecordValidation(ctx, core.ValidateRequest{ProjectID: "reader", QAID: private.QAID, Result: "pass"}); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("validate private from reader: %v", err)
+	}
+	h, err := s.RecordHit(t.Context(), core.HitRequest{ProjectID: "reader", References: []core.HitRef{{QAID: shared.QAID, Shown: true}, {QAID: private.QAID, Shown: true}}})
+	if err != nil || h.Updated != 1 {
+		t.Errorf("hits from reader: %+v %v, want 1 updated", h, err)
+	}
+}
+
+func ids(ms []core.Match) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.QAID
+	}
+	return out
+}
+
+func TestReceipts(t *testing.T) {
+	s := newShared(t)
+	now := time.Now().UTC()
+	r := core.Receipt{ID: "rc1", ProjectID: "p", Source: "key-a", QAIDs: []string{"q1"}, IssuedAt: now, ExpiresAt: now.Add(time.Hour)}
+	if err := s.IssueReceipt(t.Context(), r); err != nil {
+		t.Fatal(err)
+	}
+	other := r
+	other.Source = "key-b"
+	if err := s.IssueReceipt(t.Context(), other); err != nil {
+		t.Fatalf("re-issue: %v", err)
+	}
+	if _, err := s.RedeemReceipt(t.Context(), "p", "rc1", "key-b", now); !errors.Is(err, core.ErrConflict) {
+		t.Errorf("redeem by a foreign source: %v, want ErrConflict (the first issue wins)", err)
+	}
+	got, err := s.RedeemReceipt(t.Context(), "p", "rc1", "key-a", now)
+	if err != nil || !slices.Equal(got.QAIDs, r.QAIDs) {
+		t.Fatalf("redeem: %+v %v", got, err)
+	}
+	if _, err := s.RedeemReceipt(t.Context(), "p", "rc1", "key-a", now); !errors.Is(err, core.ErrConflict) {
+		t.Errorf("second redeem: %v, want ErrConflict", err)
+	}
+	if _, err := s.RedeemReceipt(t.Context(), "p", "nope", "key-a", now); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("unknown receipt: %v, want ErrNotFound", err)
+	}
+	exp := core.Receipt{ID: "rc2", ProjectID: "p", Source: "key-a", IssuedAt: now, ExpiresAt: now.Add(time.Hour)}
+	if err := s.IssueReceipt(t.Context(), exp); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RedeemReceipt(t.Context(), "p", "rc2", "key-a", now.Add(2*time.Hour)); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("expired receipt: %v, want ErrNotFound", err)
+	}
+}
+
+func TestAudit(t *testing.T) {
+	s := newShared(t, WithAuditCap(50))
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i := range 120 {
+		e := core.AuditEntry{Time: base.Add(time.Duration(i) * time.Second), KeyID: "k", ProjectID: "p", Action: "validate", QAID: "q", Weight: 1}
+		if err := s.AppendAudit(t.Context(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := s.Audit(t.Context(), "p", time.Time{}, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < 50 || len(all) > 120 || !all[len(all)-1].Time.Equal(base.Add(119*time.Second)) {
+		t.Errorf("capped audit holds %d entries ending %v", len(all), all[len(all)-1].Time)
+	}
+	since := base.Add(110 * time.Second)
+	got, err := s.Audit(t.Context(), "p", since, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 5 || !got[0].Time.Equal(since) {
+		t.Errorf("since+limit: %d entries, first %v", len(got), got[0].Time)
+	}
+	if err := s.AppendAudit(t.Context(), core.AuditEntry{Time: base, ProjectID: "p", Action: "late"}); err != nil {
+		t.Errorf("an entry older than the stream's last: %v", err)
+	}
+}
+
+func TestProjects(t *testing.T) {
+	s := newShared(t)
+	for _, p := range []string{"pa", "pb", "pb"} {
+		if _, err := s.RecordCandidate(t.Context(), core.CandidateRequest{ProjectID: p, Question: "question of " + p + " " + time.Now().String(), Answer: "answer"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ps, err := s.Projects(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != 2 || ps[0].ProjectID != "pa" || ps[0].Total != 1 || ps[1].Total != 2 || ps[1].ByStatus[core.StatusCandidate] != 2 {
+		t.Errorf("projects = %+v", ps)
+	}
+}
+
+// TestCrossStoreCAS: two stores (two processes) writing one QA at once
+// only meet at the version check; no update is lost.
+func TestCrossStoreCAS(t *testing.T) {
+	url := redistest.URL(t)
+	prefix := redistest.Prefix(t)
+	var stores []*Store
+	for range 2 {
+		s, err := Open(t.Context(), url, WithPrefix(prefix))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		stores = append(stores, s)
+	}
+	res, err := stores[0].RecordCandidate(t.Context(), core.CandidateRequest{ProjectID: "cas", Question: "contended question", Answer: "contended answer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const perStore, goroutines, each = 2, 8, 40
+	var wg sync.WaitGroup
+	for _, s := range stores {
+		for g := range goroutines {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx := core.WithPrincipal(t.Context(), core.Principal{ID: fmt.Sprintf("agent-%d", g)})
+				for range each {
+					if _, err := s.RecordValidation(ctx, core.ValidateRequest{ProjectID: "cas", QAID: res.QAID, Result: "pass", SignalStrength: "weak"}); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	r, err := stores[1].Get(t.Context(), "cas", res.QAID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(perStore * goroutines * each); r.SuccessCount != want || r.Stats.WeakPass != want {
+		t.Errorf("success_count %d, weak_pass %d; want %d", r.SuccessCount, r.Stats.WeakPass, want)
+	}
+}
+
+// TestRepeatAfterDelete: a retried validation whose QA was deleted since
+// returns its first result; a new one is ErrNotFound.
+func TestRepeatAfterDelete(t *testing.T) {
+	s := newShared(t)
+	res, err := s.RecordCandidate(t.Context(), core.CandidateRequest{ProjectID: "rd", Question: "to be deleted", Answer: "soon"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := core.ValidateRequest{ProjectID: "rd", QAID: res.QAID, Result: "pass", SignalStrength: "strong", EventID: "ev-1"}
+	first, err := s.RecordValidation(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(t.Context(), "rd", res.QAID); err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.RecordValidation(t.Context(), req)
+	if err != nil || again.SuccessCount != first.SuccessCount || again.QAID != res.QAID {
+		t.Errorf("repeat after delete: %+v %v", again.SuccessCount, err)
+	}
+	req.EventID = "ev-2"
+	if _, err := s.RecordValidation(t.Context(), req); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("new validation of a deleted QA: %v, want ErrNotFound", err)
+	}
+}

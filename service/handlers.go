@@ -1,0 +1,627 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/memex-dev/memex/core"
+)
+
+// Injector runs the gatekeeper server-side for POST /v1/qa/inject: it
+// selects and renders the matches of a search (cmd/memex wires
+// gatekeeper.Select + Render). The server sets ReceiptID.
+type Injector func(ctx context.Context, matches []core.Match, req InjectRequest) (InjectResponse, error)
+
+// InjectRequest is POST /v1/qa/inject.
+type InjectRequest struct {
+	ProjectID     string   `json:"project_id"`
+	Query         string   `json:"query"`
+	Limit         int      `json:"limit,omitempty"`
+	MinScore      *float64 `json:"min_score,omitempty"`
+	MaxBlockChars int      `json:"max_block_chars,omitempty"`
+	Explain       bool     `json:"explain,omitempty"`
+}
+
+// MaxBlockChars is the largest max_block_chars of an inject request.
+const MaxBlockChars = 100000
+
+// Validate checks the request; the error names the field.
+func (r InjectRequest) Validate() error {
+	if err := r.search().Validate(); err != nil {
+		return err
+	}
+	if r.MaxBlockChars < 0 || r.MaxBlockChars > MaxBlockChars {
+		return core.Invalid("max_block_chars", "must be between 0 and %d", MaxBlockChars)
+	}
+	return nil
+}
+
+func (r InjectRequest) search() core.SearchRequest {
+	sr := core.SearchRequest{ProjectID: r.ProjectID, Query: r.Query, Limit: r.Limit, MinScore: core.DefaultMinScore, Explain: r.Explain}
+	if r.MinScore != nil {
+		sr.MinScore = *r.MinScore
+	}
+	if sr.Limit == 0 {
+		sr.Limit = core.DefaultSearchLimit
+	}
+	return sr
+}
+
+// InjectItem is a match the gatekeeper chose, with its probation flag.
+type InjectItem struct {
+	core.Match
+	Probation bool   `json:"probation"`
+	Why       string `json:"why,omitempty"`
+}
+
+// InjectReason is one machine-readable decision note of the gatekeeper.
+type InjectReason struct {
+	Code   string `json:"code"`
+	QAID   string `json:"qa_id,omitempty"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// InjectResponse is the answer of POST /v1/qa/inject: the selection memex
+// run would make and the rendered memory block.
+type InjectResponse struct {
+	ReceiptID string         `json:"receipt_id"`
+	Items     []InjectItem   `json:"items"`
+	Block     string         `json:"block"`
+	Shown     []string       `json:"shown"`
+	Reasons   []InjectReason `json:"reasons"`
+}
+
+// HitResponse is the answer of POST /v1/qa/hit. Ignored counts the
+// references stored in the audit log only (no valid receipt).
+type HitResponse struct {
+	Updated int    `json:"updated"`
+	Ignored int    `json:"ignored,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// RecordResponse wraps a record: validate, get, patch. Applied is false when
+// a validation was stored in the audit log only (Reason says why).
+type RecordResponse struct {
+	Record  core.Record `json:"record"`
+	Applied *bool       `json:"applied,omitempty"`
+	Reason  string      `json:"reason,omitempty"`
+}
+
+// ExpireRequest is POST /v1/qa/expire.
+type ExpireRequest struct {
+	BatchSize int `json:"batch_size"`
+}
+
+// Validate checks the request; the error names the field.
+func (r ExpireRequest) Validate() error {
+	if r.BatchSize < 0 || r.BatchSize > 1000 {
+		return core.Invalid("batch_size", "must be between 1 and 1000")
+	}
+	return nil
+}
+
+func readBody(c echo.Context) ([]byte, error) {
+	b, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, err
+		}
+		return nil, core.Invalid("body", "could not be read")
+	}
+	return b, nil
+}
+
+// storeErr counts a store failure that is not the client's fault.
+func (s *Server) storeErr(op string, err error) error {
+	status, _, _, _ := errorStatus(err)
+	if status >= 500 {
+		s.metrics.storeErrors.WithLabelValues(op).Inc()
+	}
+	return err
+}
+
+func (s *Server) healthz(c echo.Context) error {
+	return writeJSON(c, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) readyz(c echo.Context) error {
+	if p, ok := s.store.(core.Pinger); ok {
+		ctx, cancel := context.WithTimeout(c.Request().Context(), min(s.cfg.RequestTimeout, 5*time.Second))
+		defer cancel()
+		if err := p.Ping(ctx); err != nil {
+			s.metrics.storeErrors.WithLabelValues("ping").Inc()
+			return fmt.Errorf("readyz: %w: %w", core.ErrUnavailable, err)
+		}
+	}
+	return writeJSON(c, http.StatusOK, map[string]string{"status": "ready", "store": s.store.Name()})
+}
+
+func (s *Server) search(c echo.Context) error {
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	var req core.SearchRequest
+	if err := decodeJSON(body, &req, false); err != nil {
+		return err
+	}
+	req.ReceiptID = "" // receipts are issued by the server, never chosen by a client
+	if err := req.Normalize(); err != nil {
+		return err
+	}
+	if err := authorize(c, req.ProjectID); err != nil {
+		return err
+	}
+	ctx, cancel := s.reqCtx(c)
+	defer cancel()
+	start := time.Now()
+	ms, err := s.store.Search(ctx, req)
+	s.metrics.searchSeconds.Observe(time.Since(start).Seconds())
+	if err != nil {
+		return s.storeErr("search", err)
+	}
+	if ms == nil {
+		ms = []core.Match{}
+	}
+	s.metrics.searchMatches.Observe(float64(len(ms)))
+	ids := make([]string, len(ms))
+	for i := range ms {
+		ids[i] = ms[i].QAID
+	}
+	_, per := s.issueReceipts(ctx, c, req.ProjectID, ids)
+	for i := range per {
+		ms[i].ReceiptID = per[i]
+	}
+	return writeJSON(c, http.StatusOK, ms)
+}
+
+func (s *Server) inject(c echo.Context) error {
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	var req InjectRequest
+	if err := decodeJSON(body, &req, false); err != nil {
+		return err
+	}
+	if err := req.Validate(); err != nil {
+		return err
+	}
+	if err := authorize(c, req.ProjectID); err != nil {
+		return err
+	}
+	if s.injector == nil {
+		return &notImplementedError{what: "server-side injection (POST /v1/qa/inject)"}
+	}
+	ctx, cancel := s.reqCtx(c)
+	defer cancel()
+	start := time.Now()
+	ms, err := s.store.Search(ctx, req.search())
+	s.metrics.searchSeconds.Observe(time.Since(start).Seconds())
+	if err != nil {
+		return s.storeErr("search", err)
+	}
+	s.metrics.searchMatches.Observe(float64(len(ms)))
+	resp, err := s.injector(ctx, ms, req)
+	if err != nil {
+		return fmt.Errorf("inject: %w", err)
+	}
+	if resp.Items == nil {
+		resp.Items = []InjectItem{}
+	}
+	if resp.Reasons == nil {
+		resp.Reasons = []InjectReason{}
+	}
+	if resp.Shown == nil {
+		resp.Shown = []string{}
+	}
+	s.metrics.injected.Observe(float64(len(resp.Items)))
+	ids := make([]string, len(resp.Items))
+	for i := range resp.Items {
+		ids[i] = resp.Items[i].QAID
+	}
+	var per []string
+	resp.ReceiptID, per = s.issueReceipts(ctx, c, req.ProjectID, ids)
+	for i := range per {
+		resp.Items[i].ReceiptID = per[i]
+	}
+	return writeJSON(c, http.StatusOK, resp)
+}
+
+// scopedEventID keeps a client's own event id from colliding with another
+// key's: it is prefixed with the caller's key id.
+func scopedEventID(c echo.Context, id string) string {
+	if id == "" {
+		return ""
+	}
+	return "key:" + callerOf(c).id + ":" + id
+}
+
+func (s *Server) candidate(c echo.Context) error {
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	var req core.CandidateRequest
+	if err := decodeJSON(body, &req, false); err != nil {
+		return err
+	}
+	if err := req.Validate(); err != nil {
+		return err
+	}
+	if err := authorize(c, req.ProjectID); err != nil {
+		return err
+	}
+	for _, p := range req.SharedProjects {
+		if err := authorize(c, p); err != nil {
+			return err
+		}
+	}
+	return s.idempotent(c, body, func(eventID string) (int, any, error) {
+		ctx, cancel := s.reqCtx(c)
+		defer cancel()
+		if err := s.checkQuota(ctx, req); err != nil {
+			return 0, nil, err
+		}
+		req.EventID = firstNonEmpty(eventID, scopedEventID(c, req.EventID))
+		res, err := s.store.RecordCandidate(ctx, req)
+		if err != nil {
+			if errors.Is(err, core.ErrSecret) {
+				s.metrics.candidates.WithLabelValues("blocked").Inc()
+			}
+			return 0, nil, s.storeErr("candidate", err)
+		}
+		outcome := "created"
+		if res.DeduplicatedInto != "" {
+			outcome = "deduplicated"
+		} else {
+			s.counted(req.ProjectID)
+		}
+		s.metrics.candidates.WithLabelValues(outcome).Inc()
+		s.audit(ctx, core.AuditEntry{KeyID: callerOf(c).id, ProjectID: req.ProjectID, QAID: res.QAID, Action: "candidate",
+			RunID: req.RunID, Weight: 1, After: map[string]any{"status": string(res.Status), "outcome": outcome}})
+		return http.StatusCreated, res, nil
+	})
+}
+
+func (s *Server) hit(c echo.Context) error {
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	var req core.HitRequest
+	if err := decodeJSON(body, &req, false); err != nil {
+		return err
+	}
+	if err := req.Validate(); err != nil {
+		return err
+	}
+	if err := authorize(c, req.ProjectID); err != nil {
+		return err
+	}
+	return s.idempotent(c, body, func(eventID string) (int, any, error) {
+		ctx, cancel := s.reqCtx(c)
+		defer cancel()
+		req.EventID = firstNonEmpty(eventID, scopedEventID(c, req.EventID))
+		v, err := s.checkReceipt(ctx, c, req.ProjectID, searchReceipt(req.ReceiptID))
+		if err != nil {
+			return 0, nil, err
+		}
+		var ignored []core.HitRef
+		if v.enforced {
+			if v.ok {
+				req.EventID = "rcpt:" + v.receipt.ID + ":hit"
+				kept := req.References[:0:0]
+				for _, ref := range req.References {
+					if slices.Contains(v.receipt.QAIDs, ref.QAID) {
+						kept = append(kept, ref)
+					} else {
+						ignored = append(ignored, ref)
+					}
+				}
+				req.References = kept
+				if len(ignored) > 0 {
+					v.reason = reasonNotServedByQA
+				}
+			} else {
+				ignored, req.References = req.References, nil
+			}
+		}
+		for _, ref := range ignored {
+			s.audit(ctx, core.AuditEntry{KeyID: callerOf(c).id, ProjectID: req.ProjectID, QAID: ref.QAID, Action: "hit",
+				RunID: req.RunID, ReceiptID: req.ReceiptID, Weight: 0, After: map[string]any{"applied": false, "reason": v.reason}})
+		}
+		resp := HitResponse{Ignored: len(ignored)}
+		if len(ignored) > 0 {
+			resp.Reason = v.reason
+		}
+		if len(req.References) == 0 {
+			return http.StatusOK, resp, nil
+		}
+		res, err := s.store.RecordHit(ctx, req)
+		if err != nil {
+			return 0, nil, s.storeErr("hit", err)
+		}
+		resp.Updated = res.Updated
+		for _, ref := range req.References {
+			if ref.Shown {
+				s.metrics.hits.Inc()
+			}
+			if ref.Used {
+				s.metrics.uses.Inc()
+			}
+			s.audit(ctx, core.AuditEntry{KeyID: callerOf(c).id, ProjectID: req.ProjectID, QAID: ref.QAID, Action: "hit",
+				RunID: req.RunID, ReceiptID: req.ReceiptID, Weight: 1, After: map[string]any{"shown": ref.Shown, "used": ref.Used}})
+		}
+		return http.StatusOK, resp, nil
+	})
+}
+
+func (s *Server) validate(c echo.Context) error {
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	var req core.ValidateRequest
+	if err := decodeJSON(body, &req, false); err != nil {
+		return err
+	}
+	if err := req.Validate(); err != nil {
+		return err
+	}
+	if err := authorize(c, req.ProjectID); err != nil {
+		return err
+	}
+	res, strength, _ := req.Outcome() // checked by Validate
+	return s.idempotent(c, body, func(eventID string) (int, any, error) {
+		ctx, cancel := s.reqCtx(c)
+		defer cancel()
+		req.EventID = firstNonEmpty(eventID, scopedEventID(c, req.EventID))
+		var before core.Record
+		var haveBefore bool
+		if g, ok := s.store.(core.Getter); ok {
+			r, err := g.Get(ctx, req.ProjectID, req.QAID)
+			if err != nil {
+				return 0, nil, s.storeErr("get", err)
+			}
+			before, haveBefore = r, true
+		}
+		v, err := s.checkReceipt(ctx, c, req.ProjectID, req.ReceiptID)
+		if err != nil {
+			return 0, nil, err
+		}
+		if v.enforced && v.ok && !slices.Contains(v.receipt.QAIDs, req.QAID) {
+			v.ok, v.reason = false, reasonNotServedByQA
+		}
+		if v.enforced && !v.ok {
+			s.metrics.validations.WithLabelValues(string(res), string(strength), "false").Inc()
+			s.audit(ctx, core.AuditEntry{KeyID: callerOf(c).id, ProjectID: req.ProjectID, QAID: req.QAID, Action: "validate",
+				RunID: req.RunID, ReceiptID: req.ReceiptID, Weight: 0,
+				After: map[string]any{"applied": false, "reason": v.reason, "result": string(res), "strength": string(strength)}})
+			applied := false
+			return http.StatusOK, RecordResponse{Record: before, Applied: &applied, Reason: v.reason}, nil
+		}
+		if v.enforced {
+			req.EventID = "rcpt:" + req.ReceiptID + ":validate:" + req.QAID
+		}
+		rec, err := s.store.RecordValidation(ctx, req)
+		if err != nil {
+			return 0, nil, s.storeErr("validate", err)
+		}
+		s.metrics.validations.WithLabelValues(string(res), string(strength), "true").Inc()
+		e := core.AuditEntry{KeyID: callerOf(c).id, ProjectID: req.ProjectID, QAID: req.QAID, Action: "validate",
+			RunID: req.RunID, ReceiptID: req.ReceiptID, Weight: strength.Weight(), After: summary(rec)}
+		e.After["result"], e.After["strength"] = string(res), string(strength)
+		if haveBefore {
+			e.Before = summary(before)
+		}
+		s.audit(ctx, e)
+		applied := true
+		return http.StatusOK, RecordResponse{Record: rec, Applied: &applied}, nil
+	})
+}
+
+// projectQuery reads and checks ?project_id=.
+func projectQuery(c echo.Context) (string, error) {
+	p := c.QueryParam("project_id")
+	if err := core.ValidateProjectID(p); err != nil {
+		return "", err
+	}
+	return p, authorize(c, p)
+}
+
+func (s *Server) get(c echo.Context) error {
+	id := c.Param("qa_id")
+	if err := core.ValidateQAID(id); err != nil {
+		return err
+	}
+	p, err := projectQuery(c)
+	if err != nil {
+		return err
+	}
+	g, ok := s.store.(core.Getter)
+	if !ok {
+		return &notImplementedError{what: "reading one QA on the " + s.store.Name() + " store"}
+	}
+	ctx, cancel := s.reqCtx(c)
+	defer cancel()
+	rec, err := g.Get(ctx, p, id)
+	if err != nil {
+		return s.storeErr("get", err)
+	}
+	return writeJSON(c, http.StatusOK, RecordResponse{Record: rec})
+}
+
+func queryInt(c echo.Context, name string) (int, error) {
+	v := c.QueryParam(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, core.Invalid(name, "must be an integer")
+	}
+	return n, nil
+}
+
+func (s *Server) list(c echo.Context) error {
+	var req core.ListRequest
+	var err error
+	req.ProjectID = c.QueryParam("project_id")
+	req.Status = core.Status(c.QueryParam("status"))
+	req.Q = c.QueryParam("q")
+	req.Cursor = c.QueryParam("cursor")
+	if req.MinLevel, err = queryInt(c, "min_level"); err != nil {
+		return err
+	}
+	if req.Limit, err = queryInt(c, "limit"); err != nil {
+		return err
+	}
+	if len(req.Q) > core.MaxQueryBytes {
+		return core.Invalid("q", "longer than %d bytes", core.MaxQueryBytes)
+	}
+	if len(req.Cursor) > 1024 {
+		return core.Invalid("cursor", "longer than 1024 bytes")
+	}
+	if err := req.Validate(); err != nil {
+		return err
+	}
+	if err := authorize(c, req.ProjectID); err != nil {
+		return err
+	}
+	l, ok := s.store.(core.Lister)
+	if !ok {
+		return &notImplementedError{what: "listing QAs on the " + s.store.Name() + " store"}
+	}
+	ctx, cancel := s.reqCtx(c)
+	defer cancel()
+	page, err := l.List(ctx, req)
+	if err != nil {
+		return s.storeErr("list", err)
+	}
+	if page.Items == nil {
+		page.Items = []core.Record{}
+	}
+	return writeJSON(c, http.StatusOK, page)
+}
+
+func (s *Server) remove(c echo.Context) error {
+	id := c.Param("qa_id")
+	if err := core.ValidateQAID(id); err != nil {
+		return err
+	}
+	p, err := projectQuery(c)
+	if err != nil {
+		return err
+	}
+	d, ok := s.store.(core.Deleter)
+	if !ok {
+		return &notImplementedError{what: "deleting QAs on the " + s.store.Name() + " store"}
+	}
+	return s.idempotent(c, nil, func(string) (int, any, error) {
+		ctx, cancel := s.reqCtx(c)
+		defer cancel()
+		var before map[string]any
+		if g, ok := s.store.(core.Getter); ok {
+			if r, err := g.Get(ctx, p, id); err == nil {
+				before = summary(r)
+			}
+		}
+		if err := d.Delete(ctx, p, id); err != nil {
+			return 0, nil, s.storeErr("delete", err)
+		}
+		s.audit(ctx, core.AuditEntry{KeyID: callerOf(c).id, ProjectID: p, QAID: id, Action: "delete", Weight: 1,
+			Before: before, After: map[string]any{"deleted": true}})
+		return http.StatusOK, map[string]bool{"deleted": true}, nil
+	})
+}
+
+func (s *Server) expire(c echo.Context) error {
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	var req ExpireRequest
+	if err := decodeJSON(body, &req, true); err != nil {
+		return err
+	}
+	if err := req.Validate(); err != nil {
+		return err
+	}
+	if req.BatchSize == 0 {
+		req.BatchSize = DefaultExpiryBatch
+	}
+	ex, ok := s.store.(core.Expirer)
+	if !ok {
+		return &notImplementedError{what: "expiry on the " + s.store.Name() + " store"}
+	}
+	return s.idempotent(c, body, func(string) (int, any, error) {
+		ctx, cancel := s.reqCtx(c)
+		defer cancel()
+		n, err := ex.Expire(ctx, s.now(), req.BatchSize)
+		if err != nil {
+			return 0, nil, s.storeErr("expire", err)
+		}
+		s.metrics.expired.Add(float64(n))
+		s.audit(ctx, core.AuditEntry{KeyID: callerOf(c).id, ProjectID: core.GlobalProject, Action: "expire", Weight: 1, After: map[string]any{"expired": n, "scope": "all projects"}})
+		return http.StatusOK, map[string]int{"expired": n}, nil
+	})
+}
+
+func (s *Server) grade(c echo.Context) error {
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	var req core.TaskGradeRequest
+	if err := decodeJSON(body, &req, false); err != nil {
+		return err
+	}
+	if len(req.Prompt) > core.MaxQueryBytes*4 {
+		return core.Invalid("prompt", "longer than %d bytes", core.MaxQueryBytes*4)
+	}
+	ctx, cancel := s.reqCtx(c)
+	defer cancel()
+	g, err := s.store.TaskGrade(ctx, req)
+	if err != nil {
+		return s.storeErr("grade", err)
+	}
+	return writeJSON(c, http.StatusOK, g)
+}
+
+// summary is the small before/after view of a record in the audit log:
+// never question or answer text.
+func summary(r core.Record) map[string]any {
+	return map[string]any{"status": string(r.Status), "level": r.Level, "trust": r.TrustScore}
+}
+
+// audit appends e to the audit log. A failure is logged and counted, not
+// returned: the write it describes has already happened.
+func (s *Server) audit(ctx context.Context, e core.AuditEntry) {
+	if e.Time.IsZero() {
+		e.Time = s.now().UTC()
+	}
+	if err := s.auditor.AppendAudit(context.WithoutCancel(ctx), e); err != nil {
+		s.metrics.storeErrors.WithLabelValues("audit").Inc()
+		s.log.Warn("audit append failed", "op", "audit", "project", e.ProjectID, "error", err)
+	}
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func jsonBytes(v any) ([]byte, error) { return json.Marshal(v) }

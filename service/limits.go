@@ -1,0 +1,317 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/memex-dev/memex/core"
+)
+
+// limiter is a token bucket per key id.
+type limiter struct {
+	rate  float64
+	burst float64
+	now   func() time.Time
+
+	mu      sync.Mutex
+	buckets map[string]*bucket
+}
+
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+func newLimiter(rate float64, burst int, now func() time.Time) *limiter {
+	return &limiter{rate: rate, burst: float64(burst), now: now, buckets: map[string]*bucket{}}
+}
+
+// allow takes a token for key; when none is left it returns how long until
+// one is.
+func (l *limiter) allow(key string) (bool, time.Duration) {
+	if l.rate <= 0 {
+		return true, 0
+	}
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.buckets[key]
+	if !ok {
+		b = &bucket{tokens: l.burst, last: now}
+		l.buckets[key] = b
+	}
+	if el := now.Sub(b.last).Seconds(); el > 0 {
+		b.tokens = min(l.burst, b.tokens+el*l.rate)
+	}
+	b.last = now
+	if b.tokens >= 1 {
+		b.tokens--
+		return true, 0
+	}
+	wait := time.Duration((1 - b.tokens) / l.rate * float64(time.Second))
+	return false, wait
+}
+
+// rateLimit answers 429 with Retry-After when the caller's bucket is empty.
+func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		who := callerOf(c)
+		if ok, wait := s.limiter.allow(who.id); !ok {
+			s.metrics.rateLimited.WithLabelValues(who.id).Inc()
+			return &rateLimitedError{retryAfter: wait}
+		}
+		return next(c)
+	}
+}
+
+// quotaCounter caches each project's QA count between Stats calls.
+type quotaCounter struct {
+	mu     sync.Mutex
+	counts map[string]quotaCount
+}
+
+type quotaCount struct {
+	n  int
+	at time.Time
+}
+
+func newQuotaCounter() *quotaCounter { return &quotaCounter{counts: map[string]quotaCount{}} }
+
+// checkQuota returns ErrTooLarge (413) when a candidate would exceed the
+// project's quota.
+func (s *Server) checkQuota(ctx context.Context, req core.CandidateRequest) error {
+	q := s.cfg.quotaFor(req.ProjectID)
+	if q.MaxAnswerBytes > 0 && len(req.Answer) > q.MaxAnswerBytes {
+		return fmt.Errorf("answer: %d bytes is over the project's quota of %d: %w", len(req.Answer), q.MaxAnswerBytes, core.ErrTooLarge)
+	}
+	if q.MaxQAs <= 0 {
+		return nil
+	}
+	st, ok := s.store.(core.Statser)
+	if !ok {
+		return nil
+	}
+	now := s.now()
+	s.quotas.mu.Lock()
+	qc, ok := s.quotas.counts[req.ProjectID]
+	s.quotas.mu.Unlock()
+	if !ok || now.Sub(qc.at) > s.cfg.StatsInterval {
+		ps, err := st.Stats(ctx, req.ProjectID)
+		if err != nil {
+			s.metrics.storeErrors.WithLabelValues("stats").Inc()
+			return fmt.Errorf("quota: %w", err)
+		}
+		qc = quotaCount{n: ps.Total, at: now}
+		s.quotas.mu.Lock()
+		s.quotas.counts[req.ProjectID] = qc
+		s.quotas.mu.Unlock()
+	}
+	if qc.n >= q.MaxQAs {
+		return fmt.Errorf("project %s holds %d QAs, its quota is %d: %w", req.ProjectID, qc.n, q.MaxQAs, core.ErrTooLarge)
+	}
+	return nil
+}
+
+// counted records one more QA of project in the cache.
+func (s *Server) counted(project string) {
+	s.quotas.mu.Lock()
+	if qc, ok := s.quotas.counts[project]; ok {
+		qc.n++
+		s.quotas.counts[project] = qc
+	}
+	s.quotas.mu.Unlock()
+}
+
+// idemCache replays the first response of an Idempotency-Key.
+type idemCache struct {
+	ttl time.Duration
+	now func() time.Time
+	max int
+
+	mu      sync.Mutex
+	entries map[string]*idemEntry
+}
+
+type idemEntry struct {
+	done    chan struct{}
+	bodySum [sha256.Size]byte
+	at      time.Time
+	status  int
+	body    []byte
+	ok      bool
+}
+
+func newIdemCache(ttl time.Duration, now func() time.Time) *idemCache {
+	return &idemCache{ttl: ttl, now: now, max: 100000, entries: map[string]*idemEntry{}}
+}
+
+// idempotencyKey reads and checks the Idempotency-Key header.
+func idempotencyKey(c echo.Context) (string, error) {
+	k := c.Request().Header.Get("Idempotency-Key")
+	if k == "" {
+		return "", nil
+	}
+	if len(k) > 255 {
+		return "", core.Invalid("Idempotency-Key", "longer than 255 characters")
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x21 || k[i] > 0x7e {
+			return "", core.Invalid("Idempotency-Key", "must be printable ASCII without spaces")
+		}
+	}
+	return k, nil
+}
+
+// idempotent runs a write once per (key id, route, Idempotency-Key): the
+// first result's status and body are replayed for 24 h, and the scoped key
+// becomes the request's event id (the store dedupes it). A reuse with a
+// different body is 409. Without the header fn runs with an empty event id.
+func (s *Server) idempotent(c echo.Context, body []byte, fn func(eventID string) (int, any, error)) error {
+	hk, err := idempotencyKey(c)
+	if err != nil {
+		return err
+	}
+	if hk == "" {
+		status, v, err := fn("")
+		if err != nil {
+			return err
+		}
+		return writeJSON(c, status, v)
+	}
+	scope := sha256.Sum256([]byte(callerOf(c).id + "\x00" + c.Request().Method + " " + c.Path() + "\x00" + c.Request().URL.RawQuery + "\x00" + hk))
+	key := hex.EncodeToString(scope[:16])
+	sum := sha256.Sum256(body)
+	ic := s.idem
+	var e *idemEntry
+	for {
+		ic.mu.Lock()
+		var ok bool
+		e, ok = ic.entries[key]
+		if ok && ic.now().Sub(e.at) > ic.ttl {
+			select {
+			case <-e.done:
+				delete(ic.entries, key)
+				ok = false
+			default:
+			}
+		}
+		if !ok {
+			e = &idemEntry{done: make(chan struct{}), bodySum: sum, at: ic.now()}
+			ic.gc()
+			ic.entries[key] = e
+			ic.mu.Unlock()
+			break
+		}
+		ic.mu.Unlock()
+		select {
+		case <-e.done:
+		case <-c.Request().Context().Done():
+			return c.Request().Context().Err()
+		}
+		if !e.ok {
+			continue // the first attempt failed: this one runs
+		}
+		if !bytes.Equal(e.bodySum[:], sum[:]) {
+			return fmt.Errorf("Idempotency-Key reused with a different body: %w", core.ErrConflict)
+		}
+		s.metrics.idemReplays.Inc()
+		c.Response().Header().Set("Idempotent-Replayed", "true")
+		return c.Blob(e.status, echo.MIMEApplicationJSON, e.body)
+	}
+	status, v, err := fn("idem:" + key)
+	if err == nil {
+		e.body, err = jsonBytes(v)
+	}
+	ic.mu.Lock()
+	if err != nil {
+		delete(ic.entries, key) // failures are not replayed: a retry runs again
+	} else {
+		e.status, e.ok = status, true
+	}
+	ic.mu.Unlock()
+	close(e.done)
+	if err != nil {
+		return err
+	}
+	return c.Blob(status, echo.MIMEApplicationJSON, e.body)
+}
+
+// gc drops expired entries when the cache is full (mu held).
+func (ic *idemCache) gc() {
+	if len(ic.entries) < ic.max {
+		return
+	}
+	now := ic.now()
+	for k, e := range ic.entries {
+		select {
+		case <-e.done:
+			if now.Sub(e.at) > ic.ttl {
+				delete(ic.entries, k)
+			}
+		default:
+		}
+	}
+	if len(ic.entries) < ic.max {
+		return
+	}
+	// Still full: drop the oldest finished tenth.
+	type kv struct {
+		k  string
+		at time.Time
+	}
+	var done []kv
+	for k, e := range ic.entries {
+		select {
+		case <-e.done:
+			done = append(done, kv{k, e.at})
+		default:
+		}
+	}
+	sort.Slice(done, func(i, j int) bool { return done[i].at.Before(done[j].at) })
+	for _, d := range done[:len(done)/10+1] {
+		delete(ic.entries, d.k)
+	}
+}
+
+// memAudit is the audit log of a store that keeps none: the last n entries
+// in memory (lost on restart; stores implementing core.Auditor persist).
+type memAudit struct {
+	mu      sync.Mutex
+	n       int
+	entries []core.AuditEntry
+}
+
+func newMemAudit(n int) *memAudit { return &memAudit{n: n} }
+
+func (m *memAudit) AppendAudit(_ context.Context, e core.AuditEntry) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.entries = append(m.entries, e)
+	if len(m.entries) > m.n {
+		m.entries = append(m.entries[:0:0], m.entries[len(m.entries)-m.n:]...)
+	}
+	return nil
+}
+
+func (m *memAudit) Audit(_ context.Context, projectID string, since time.Time, limit int) ([]core.AuditEntry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []core.AuditEntry
+	for _, e := range m.entries {
+		if (projectID == "" || e.ProjectID == projectID) && !e.Time.Before(since) {
+			out = append(out, e)
+			if limit > 0 && len(out) >= limit {
+				break
+			}
+		}
+	}
+	return out, nil
+}

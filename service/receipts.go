@@ -1,0 +1,140 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/memex-dev/memex/core"
+)
+
+// HeaderReceipt carries the receipt of a search (SPEC §5.4).
+const HeaderReceipt = "X-Memex-Receipt"
+
+// Reasons a report is stored in the audit log only.
+const (
+	reasonNoReceipt     = "receipt_missing"
+	reasonUnknown       = "receipt_unknown_or_expired"
+	reasonNotYours      = "receipt_used_or_not_yours"
+	reasonOtherProject  = "receipt_other_project"
+	reasonNotServedByQA = "qa_not_served_by_receipt"
+)
+
+// issueReceipts records the receipts of a search (SPEC §5.4): one for the
+// whole result (the X-Memex-Receipt header; a hit report quotes it) and
+// one per QA (receipt_id on each match; a validation of that QA quotes
+// it). Stores accept each receipt once, so one search backs one hit report
+// and one validation per QA it served. It returns "" ids when receipts are
+// off or the store could not record them: the search still answers (memory
+// is advisory); reports quoting nothing then count for nothing.
+func (s *Server) issueReceipts(ctx context.Context, c echo.Context, project string, qaIDs []string) (string, []string) {
+	if s.receipts == nil {
+		return "", nil
+	}
+	now := s.now().UTC()
+	source := callerOf(c).id
+	base := "rcpt_" + randomID(12)
+	mk := func(id string, ids []string) core.Receipt {
+		return core.Receipt{ID: id, ProjectID: project, Source: source, QAIDs: ids, IssuedAt: now, ExpiresAt: now.Add(s.cfg.ReceiptTTL)}
+	}
+	rs := make([]core.Receipt, 0, len(qaIDs)+1)
+	rs = append(rs, mk(base, append([]string{}, qaIDs...)))
+	for i, id := range qaIDs {
+		rs = append(rs, mk(base+"."+strconv.Itoa(i+1), []string{id}))
+	}
+	ok := make([]bool, len(rs))
+	var wg sync.WaitGroup
+	for i := range rs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.receipts.IssueReceipt(ctx, rs[i]); err != nil {
+				s.metrics.storeErrors.WithLabelValues("receipt_issue").Inc()
+				s.log.Warn("receipt not issued", "op", "receipt_issue", "project", project, "error", err)
+				return
+			}
+			ok[i] = true
+		}()
+	}
+	wg.Wait()
+	per := make([]string, len(qaIDs))
+	for i := range qaIDs {
+		if ok[i+1] {
+			per[i] = rs[i+1].ID
+			s.metrics.receipts.WithLabelValues("issued").Inc()
+		}
+	}
+	if !ok[0] {
+		return "", per
+	}
+	s.metrics.receipts.WithLabelValues("issued").Inc()
+	c.Response().Header().Set(HeaderReceipt, base)
+	return base, per
+}
+
+// searchReceipt maps a per-QA receipt id ("<search receipt>.<n>") to its
+// search receipt, so a hit report may quote any match's receipt_id.
+func searchReceipt(id string) string {
+	i := strings.LastIndexByte(id, '.')
+	if i <= 0 || i == len(id)-1 {
+		return id
+	}
+	for _, r := range id[i+1:] {
+		if r < '0' || r > '9' {
+			return id
+		}
+	}
+	return id[:i]
+}
+
+// receiptVerdict says whether a report counts. enforced is false when
+// receipts are off (no store support, require_receipts false, or an admin:
+// human verdicts need no receipt); then every report counts.
+type receiptVerdict struct {
+	enforced bool
+	ok       bool
+	reason   string
+	receipt  core.Receipt
+}
+
+// checkReceipt redeems the receipt a report quotes for the caller.
+func (s *Server) checkReceipt(ctx context.Context, c echo.Context, project, receiptID string) (receiptVerdict, error) {
+	who := callerOf(c)
+	if s.receipts == nil || !s.cfg.RequireReceipts || who.admin {
+		return receiptVerdict{}, nil
+	}
+	v := receiptVerdict{enforced: true}
+	if receiptID == "" {
+		v.reason = reasonNoReceipt
+		s.metrics.receipts.WithLabelValues("missing").Inc()
+		return v, nil
+	}
+	if err := core.ValidateQAID(receiptID); err != nil {
+		return v, core.Invalid("receipt_id", "must be 1-128 characters of [A-Za-z0-9_.:-]")
+	}
+	r, err := s.receipts.RedeemReceipt(ctx, project, receiptID, who.id, s.now().UTC())
+	switch {
+	case errors.Is(err, core.ErrNotFound):
+		v.reason = reasonUnknown
+	case errors.Is(err, core.ErrConflict):
+		v.reason = reasonNotYours
+	case err != nil:
+		return v, s.storeErr("receipt_redeem", err)
+	case r.ProjectID != project:
+		v.reason = reasonOtherProject
+	case r.Source != who.id:
+		v.reason = reasonNotYours
+	case !r.ExpiresAt.IsZero() && s.now().After(r.ExpiresAt):
+		v.reason = reasonUnknown
+	default:
+		v.ok, v.receipt = true, r
+		s.metrics.receipts.WithLabelValues("accepted").Inc()
+		return v, nil
+	}
+	s.metrics.receipts.WithLabelValues("rejected").Inc()
+	return v, nil
+}
