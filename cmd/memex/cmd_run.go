@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -115,7 +116,12 @@ func cmdRun(ctx context.Context, a *app, args []string) error {
 	if *seed != 0 {
 		opts = append(opts, engine.WithRand(rand.New(rand.NewPCG(*seed, *seed))))
 	}
-	eng := engine.New(s.store, cfg.Engine, opts...)
+	store, err := withSemantic(s.store, s.storeURL, cfg.Semantic, slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		fmt.Fprintf(a.stderr, "memex: semantic search off: %v\n", err)
+		store = s.store
+	}
+	eng := engine.New(store, cfg.Engine, opts...)
 	ev.write("run.start", map[string]any{
 		"project_id": s.project, "backend": cfg.Backend, "argv": be.Argv, "model": cfg.Model,
 		"verify": cfg.Verify, "memory": memoryOn, "query": query,

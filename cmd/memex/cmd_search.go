@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"text/tabwriter"
 
@@ -42,7 +43,11 @@ func cmdSearch(ctx context.Context, a *app, args []string) error {
 	if err := req.Validate(); err != nil {
 		return usagef("search: %v", err)
 	}
-	ms, err := s.store.Search(ctx, req)
+	store, err := withSemantic(s.store, s.storeURL, s.cfg.Semantic, slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		return err
+	}
+	ms, err := store.Search(ctx, req)
 	if err != nil {
 		return fmt.Errorf("search: %w", err)
 	}

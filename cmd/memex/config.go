@@ -50,6 +50,24 @@ type Config struct {
 
 	ServeAddr string         // [serve] addr
 	Serve     service.Config // [serve] (keys, quotas, limits, receipts)
+
+	// Semantic is the optional reranking of [semantic] (off by default);
+	// its API key is MEMEX_EMBED_API_KEY, from the environment only.
+	Semantic semanticConfig
+}
+
+// semanticConfig is the [semantic] section (docs/SEMANTIC.md).
+type semanticConfig struct {
+	Enabled    bool
+	BaseURL    string
+	Model      string
+	APIKey     string
+	Weight     float64
+	Fusion     string
+	Candidates int
+	Timeout    time.Duration
+	BatchSize  int
+	Dimensions int
 }
 
 // DefaultConfig is the configuration with no file, env or flag.
@@ -62,6 +80,7 @@ func DefaultConfig() Config {
 		CandidateTTL: 30 * 24 * time.Hour,
 		ServeAddr:    service.DefaultAddr,
 		Serve:        service.DefaultConfig(),
+		Semantic:     semanticConfig{Weight: 0.3, Fusion: "linear", Candidates: 50, Timeout: time.Second, BatchSize: 64},
 	}
 }
 
@@ -117,7 +136,18 @@ type fileConfig struct {
 		CandidateTTL    *duration `toml:"candidate_ttl"`
 		RequireReceipts *bool     `toml:"require_receipts"`
 	} `toml:"trust"`
-	Serve serveFile `toml:"serve"`
+	Serve    serveFile `toml:"serve"`
+	Semantic struct {
+		Enabled    *bool     `toml:"enabled"`
+		BaseURL    *string   `toml:"base_url"`
+		Model      *string   `toml:"model"`
+		Weight     *float64  `toml:"weight"`
+		Fusion     *string   `toml:"fusion"`
+		Candidates *int      `toml:"candidates"`
+		Timeout    *duration `toml:"timeout"`
+		BatchSize  *int      `toml:"batch_size"`
+		Dimensions *int      `toml:"dimensions"`
+	} `toml:"semantic"`
 }
 
 // serveFile is the [serve] section (memex serve; docs/CONFIG.md).
@@ -469,6 +499,19 @@ func (fc *fileConfig) apply(cfg *Config, path string) error {
 		cfg.CandidateTTL = time.Duration(*fc.Trust.CandidateTTL)
 	}
 	set(&cfg.Serve.RequireReceipts, fc.Trust.RequireReceipts)
+
+	sm := fc.Semantic
+	set(&cfg.Semantic.Enabled, sm.Enabled)
+	set(&cfg.Semantic.BaseURL, sm.BaseURL)
+	set(&cfg.Semantic.Model, sm.Model)
+	set(&cfg.Semantic.Weight, sm.Weight)
+	set(&cfg.Semantic.Fusion, sm.Fusion)
+	set(&cfg.Semantic.Candidates, sm.Candidates)
+	set(&cfg.Semantic.BatchSize, sm.BatchSize)
+	set(&cfg.Semantic.Dimensions, sm.Dimensions)
+	if sm.Timeout != nil {
+		cfg.Semantic.Timeout = time.Duration(*sm.Timeout)
+	}
 	return fc.Serve.apply(cfg, path)
 }
 
@@ -483,7 +526,7 @@ func envKeys() []string {
 	return []string{
 		"MEMEX_CONFIG", "MEMEX_STORE", "MEMEX_PROJECT", "MEMEX_BACKEND", "MEMEX_MODEL", "MEMEX_VERIFY",
 		"MEMEX_EVENTS", "MEMEX_MEMORY_TIMEOUT", "MEMEX_MEMORY_ENABLED", "MEMEX_GATEKEEPER_PROFILE",
-		"MEMEX_API_KEY",
+		"MEMEX_API_KEY", "MEMEX_EMBED_API_KEY",
 	}
 }
 
@@ -498,6 +541,7 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 		}
 	}
 	cfg.APIKey = getenv("MEMEX_API_KEY")
+	cfg.Semantic.APIKey = getenv("MEMEX_EMBED_API_KEY")
 	if dir, err := dataDir(getenv); err == nil {
 		cfg.OutboxDir = filepath.Join(dir, "outbox")
 	}
