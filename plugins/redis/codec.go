@@ -48,6 +48,38 @@ type stored struct {
 
 	project string // from the key
 	ver     int64  // version the record was read at (0: new)
+	raw     string // the stored value, kept by decodeHead for a later full decode
+}
+
+// head is the part of a stored record search ranks on; decoding it skips
+// the text fields' allocation.
+type head struct {
+	Updated int64        `json:"u"`
+	Created int64        `json:"c"`
+	LastVal int64        `json:"lv"`
+	Quar    bool         `json:"qu"`
+	Shared  []string     `json:"sh"`
+	Doc     uint64       `json:"d"`
+	State   *trust.State `json:"s"`
+	Creator string       `json:"cr"`
+}
+
+// decodeHead parses only what ranking needs; decodeStored(project, id,
+// st.raw) gives the full record.
+func decodeHead(project, id, v string) (*stored, error) {
+	_, body, ok := strings.Cut(v, "\n")
+	if !ok {
+		return nil, fmt.Errorf("record value has no version")
+	}
+	var h head
+	if err := json.Unmarshal([]byte(body), &h); err != nil {
+		return nil, fmt.Errorf("record is corrupt: %w", err)
+	}
+	if h.State == nil {
+		h.State = trust.NewState(h.Creator, fromMS(h.Created))
+	}
+	return &stored{ID: id, Updated: h.Updated, Created: h.Created, LastVal: h.LastVal, Quar: h.Quar,
+		Shared: h.Shared, Doc: h.Doc, State: h.State, project: project, raw: v}, nil
 }
 
 func ms(t time.Time) int64 {

@@ -170,7 +170,7 @@ func (s *Store) newSource(ctx context.Context, project, query string, ownOnly bo
 
 // loadHits reads the records of hits (nil where a record vanished), in
 // hit order: one pipeline maps doc ids to qa_ids, one reads the records.
-func (s *Store) loadHits(ctx context.Context, src *source, hits []retrieval.Hit) ([]*stored, error) {
+func (s *Store) loadHits(ctx context.Context, src *source, hits []retrieval.Hit, headOnly bool) ([]*stored, error) {
 	if len(hits) == 0 {
 		return nil, nil
 	}
@@ -207,7 +207,11 @@ func (s *Store) loadHits(ctx context.Context, src *source, hits []retrieval.Hit)
 		if err != nil {
 			continue
 		}
-		st, err := decodeStored(src.scopes[h.Doc>>32].owner, qaIDs[i], v)
+		decode := decodeStored
+		if headOnly {
+			decode = decodeHead
+		}
+		st, err := decode(src.scopes[h.Doc>>32].owner, qaIDs[i], v)
 		if err != nil {
 			return nil, err
 		}
@@ -299,7 +303,9 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 	if err != nil {
 		return nil, s.wrap(ctx, op, err)
 	}
-	sts, err := s.loadHits(ctx, src, hits)
+	// Rank on the records' heads (trust state, timestamps); decode the
+	// text of the matches that make the cut only.
+	sts, err := s.loadHits(ctx, src, hits, true)
 	if err != nil {
 		return nil, s.wrap(ctx, op, err)
 	}
@@ -308,6 +314,7 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 		return nil, s.wrap(ctx, op, err)
 	}
 	ms := make([]core.Match, 0, len(sts))
+	byID := make(map[string]*stored, len(sts))
 	for i, st := range sts {
 		if st == nil || !visible(st, req.ProjectID) {
 			continue
@@ -316,9 +323,22 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 		if rec.Status == core.StatusDeprecated {
 			continue
 		}
-		ms = append(ms, core.MatchFromRecord(rec, hits[i].Relevance))
+		byID[st.project+"\x00"+st.ID] = st
+		ms = append(ms, core.Match{QAID: rec.QAID, ProjectID: rec.ProjectID, Relevance: hits[i].Relevance, Trust: rec.TrustScore,
+			Freshness: rec.Freshness, ValidationLevel: rec.ValidationLevel, Status: rec.Status, UpdatedAt: rec.UpdatedAt})
 	}
-	return core.Rank(ms, req.MinScore, req.Limit, req.Explain), nil
+	ranked := core.Rank(ms, req.MinScore, req.Limit, req.Explain)
+	for i, m := range ranked {
+		head := byID[m.ProjectID+"\x00"+m.QAID]
+		st, err := decodeStored(head.project, head.ID, head.raw)
+		if err != nil {
+			return nil, s.wrap(ctx, op, err)
+		}
+		full := core.MatchFromRecord(s.refreshRecord(reps[st.project], st, now, false), m.Relevance)
+		full.Score, full.Explain = m.Score, m.Explain
+		ranked[i] = full
+	}
+	return ranked, nil
 }
 
 // Get reads one record visible to projectID.

@@ -417,3 +417,26 @@ func TestRepeatAfterDelete(t *testing.T) {
 		t.Errorf("new validation of a deleted QA: %v, want ErrNotFound", err)
 	}
 }
+
+// TestSameIDOwnAndGlobal: a project's QA and a global QA with the same id
+// are both found by search, each with its own text.
+func TestSameIDOwnAndGlobal(t *testing.T) {
+	s := newShared(t)
+	for _, p := range []string{"mine", core.GlobalProject} {
+		if _, err := s.RecordCandidate(t.Context(), core.CandidateRequest{ProjectID: p, QAID: "same-id", Question: "How to fold the origami crane in " + p, Answer: "crane fold " + p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ms, err := s.Search(t.Context(), core.SearchRequest{ProjectID: "mine", Query: "origami crane", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 2 {
+		t.Fatalf("%d matches, want 2", len(ms))
+	}
+	for _, m := range ms {
+		if !strings.HasSuffix(m.Answer, m.ProjectID) {
+			t.Errorf("match of %s carries answer %q", m.ProjectID, m.Answer)
+		}
+	}
+}

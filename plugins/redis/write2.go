@@ -316,7 +316,7 @@ func (s *Store) findDuplicate(ctx context.Context, p, question, answer, hash str
 	if err != nil {
 		return nil, err
 	}
-	recs, err := s.loadHits(ctx, src, hits)
+	recs, err := s.loadHits(ctx, src, hits, false)
 	if err != nil {
 		return nil, err
 	}
