@@ -607,11 +607,26 @@ func summary(r core.Record) map[string]any {
 
 // audit appends e to the audit log. A failure is logged and counted, not
 // returned: the write it describes has already happened.
+//
+// The append is detached from ctx's cancellation (a client that hangs up
+// still gets its write audited) but not from its deadline: a store that
+// stalls after the write must not hold the answer past the request timeout
+// (TestFaultStalledRedis/stall_before_audit). It gets at least
+// min(100ms, RequestTimeout), so a write that used up the budget is still
+// audited when the store answers at once.
 func (s *Server) audit(ctx context.Context, e core.AuditEntry) {
 	if e.Time.IsZero() {
 		e.Time = s.now().UTC()
 	}
-	if err := s.auditor.AppendAudit(context.WithoutCancel(ctx), e); err != nil {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		dl = time.Now().Add(s.cfg.RequestTimeout)
+	} else if floor := time.Now().Add(min(100*time.Millisecond, s.cfg.RequestTimeout)); dl.Before(floor) {
+		dl = floor
+	}
+	actx, cancel := context.WithDeadline(context.WithoutCancel(ctx), dl)
+	defer cancel()
+	if err := s.auditor.AppendAudit(actx, e); err != nil {
 		s.metrics.storeErrors.WithLabelValues("audit").Inc()
 		s.log.Warn("audit append failed", "op", "audit", "project", e.ProjectID, "error", err)
 	}
