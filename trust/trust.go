@@ -296,8 +296,22 @@ type posterior struct {
 // counted pass, rounded down (a tiny epsilon absorbs rounding).
 func (p posterior) failing() int { return int(math.Floor(p.failUnits + 1e-9)) }
 
+// ownPrior is the creator prior of st's QA over the creator's OTHER QAs:
+// the credit this QA itself earned its creator (st.Proven, st.Rejected) is
+// taken out, so becoming trusted does not raise the QA's own trust.
+func ownPrior(st *State, rep Reputation) (alpha0, beta0 float64) {
+	cr := rep.Creator(st.Creator)
+	if st.Proven {
+		cr.Proven = max(0, cr.Proven-1)
+	}
+	if st.Rejected {
+		cr.Rejected = max(0, cr.Rejected-1)
+	}
+	return cr.Prior()
+}
+
 func (m *Model) posterior(st *State, rep Reputation, now time.Time, factor float64) posterior {
-	a0, b0 := rep.Creator(st.Creator).Prior()
+	a0, b0 := ownPrior(st, rep)
 	p := posterior{alpha: a0, beta: b0}
 	var buf [16]string
 	for _, id := range keys(st, buf[:]) {

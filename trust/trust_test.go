@@ -480,6 +480,7 @@ func TestDeprecationAndCreatorRecord(t *testing.T) {
 		if st.Status != core.StatusDeprecated {
 			t.Fatalf("after 3 units: status %s, want deprecated", st.Status)
 		}
+		b.add("bad", eff) // the store credits the book; the QA's own rejection stays out of its prior
 		near(t, "upper", m.Score(st, b, t0).Upper, 0.302441690504) // Beta(1.4, 7.6)
 		if eff.Creator != (CreatorRep{Rejected: 1}) {
 			t.Errorf("creator effect %+v, want one rejection", eff.Creator)
@@ -635,11 +636,15 @@ func TestAgreement(t *testing.T) {
 		for i := range 10 {
 			near(t, "colluder weight (A 0, D 1)", b.Source(fmt.Sprintf("c%d", i)).Weight(), 0.5)
 		}
-		// The QA was trusted once, so the creator's prior is c = 2/3:
-		// α₀ = 1 + 8/3, β₀ = 1 + 4/3; the colluders' weight halves.
+		// The QA was trusted once and credited its creator, but its own
+		// credit stays out of its own prior: Beta(3, 3); the colluders'
+		// weight halves.
+		if b.Creator(creator).Proven != 1 {
+			t.Fatalf("creator not credited: %+v", b.Creator(creator))
+		}
 		sc := m.Score(poisoned, b, t0.Add(day))
-		near(t, "alpha", sc.Alpha, 1+8.0/3+10*0.5*math.Exp2(-1.0/90))
-		near(t, "beta", sc.Beta, 1+4.0/3+1)
+		near(t, "alpha", sc.Alpha, 3+10*0.5*math.Exp2(-1.0/90))
+		near(t, "beta", sc.Beta, 3+1)
 	})
 }
 
@@ -822,5 +827,42 @@ func BenchmarkApply(b *testing.B) {
 				m.Apply(st, v, bk)
 			}
 		})
+	}
+}
+
+// bookRep is a Reputation backed by maps, as a store keeps it.
+type bookRep struct {
+	src map[string]SourceRep
+	cr  map[string]CreatorRep
+}
+
+func (b bookRep) Source(id string) SourceRep   { return b.src[id] }
+func (b bookRep) Creator(id string) CreatorRep { return b.cr[id] }
+
+// TestOwnCreditNotInOwnPrior: when a QA becomes trusted its creator is
+// credited, but that credit must not raise the same QA's trust (two clean
+// independent passes stay ≈ 0.42 once the store applies the effects).
+func TestOwnCreditNotInOwnPrior(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := New(DefaultParams())
+	book := bookRep{src: map[string]SourceRep{}, cr: map[string]CreatorRep{}}
+	st := NewState("creator", now)
+	for _, src := range []string{"a", "b"} {
+		eff := m.Apply(st, Vote{Source: src, Result: core.ResultPass, Strength: core.StrengthStrong, At: now}, book)
+		c := book.cr["creator"]
+		c.Proven += eff.Creator.Proven
+		c.Rejected += eff.Creator.Rejected
+		book.cr["creator"] = c
+	}
+	if book.cr["creator"].Proven != 1 {
+		t.Fatalf("creator not credited: %+v", book.cr["creator"])
+	}
+	if got := m.Score(st, book, now).Trust; math.Abs(got-0.4182) > 0.001 {
+		t.Errorf("trust after two clean passes with the creator credited = %.4f, want 0.4182 (own credit must not feed its own prior)", got)
+	}
+	// Another QA of the same creator does benefit.
+	other := NewState("creator", now)
+	if got := m.Score(other, book, now).Trust; got <= 0.2578+0.001 {
+		t.Errorf("a proven creator's next QA trust = %.4f, want above the new-creator 0.2578", got)
 	}
 }
