@@ -2,11 +2,13 @@ package embedded
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/core/coretest"
+	"github.com/memex-dev/memex/internal/evalset"
 )
 
 // buildStore imports n synthetic QAs into a new store file at path and
@@ -39,20 +41,34 @@ func benchStore(b *testing.B, n int, opts ...Option) (*Store, []string) {
 	return s, queries
 }
 
+// benchDirEnv names a directory where BenchmarkSearch keeps its stores
+// between runs (building the 100k store takes a while); unset, each run
+// builds them in a temporary directory.
+const benchDirEnv = "MEMEX_BENCH_DIR"
+
 // BenchmarkSearch measures one search (open, postings, top records, rank,
 // close) at 10k and 100k QAs, per operation (the default, multi-process
 // mode) and with the file kept open (memex serve). Each store is built
-// once, in the parent benchmark's TempDir, and shared by both modes.
+// once, in the parent benchmark's TempDir (or $MEMEX_BENCH_DIR), and shared
+// by both modes.
 func BenchmarkSearch(b *testing.B) {
+	keep := os.Getenv(benchDirEnv)
 	for _, n := range []int{10_000, 100_000} {
 		var path string
 		var queries []string
-		dir := b.TempDir()
+		dir := keep
+		if dir == "" {
+			dir = b.TempDir()
+		}
 		for _, mode := range []string{"per-op", "keep-open"} {
 			b.Run(fmt.Sprintf("%dk/%s", n/1000, mode), func(b *testing.B) {
 				if path == "" {
-					path = filepath.Join(dir, "memex.db")
-					queries = buildStore(b, path, n)
+					path = filepath.Join(dir, fmt.Sprintf("search-%d.db", n))
+					if _, err := os.Stat(path); keep != "" && err == nil {
+						queries = coretest.Queries(coretest.Corpus(n, "bench", 1), 256)
+					} else {
+						queries = buildStore(b, path, n)
+					}
 				}
 				var opts []Option
 				if mode == "keep-open" {
@@ -64,6 +80,7 @@ func BenchmarkSearch(b *testing.B) {
 				}
 				defer s.Close()
 				b.ReportAllocs()
+				defer reportRusage(b)()
 				i := 0
 				for b.Loop() {
 					if _, err := s.Search(b.Context(), core.SearchRequest{ProjectID: "bench", Query: queries[i%len(queries)], Limit: core.DefaultSearchLimit}); err != nil {
@@ -105,6 +122,136 @@ func BenchmarkValidate(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		id := fmt.Sprintf("bench-%d", i%10_000)
+		if _, err := s.RecordValidation(ctx, core.ValidateRequest{ProjectID: "bench", QAID: id, Result: "pass", SignalStrength: "weak"}); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
+// BenchmarkOpen measures Open (what every memex process pays once) and one
+// search in a fresh Store, as a memex search process does, at 100k QAs.
+func BenchmarkOpen(b *testing.B) {
+	const n = 100_000
+	dir := os.Getenv(benchDirEnv)
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	path := filepath.Join(dir, fmt.Sprintf("search-%d.db", n))
+	var queries []string
+	if _, err := os.Stat(path); err == nil && dir != "" {
+		queries = coretest.Queries(coretest.Corpus(n, "bench", 1), 256)
+	} else {
+		queries = buildStore(b, path, n)
+	}
+	b.Run("open", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s, err := Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_ = s.Close()
+		}
+	})
+	b.Run("open+search", func(b *testing.B) {
+		b.ReportAllocs()
+		defer reportRusage(b)()
+		i := 0
+		for b.Loop() {
+			s, err := Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := s.Search(b.Context(), core.SearchRequest{ProjectID: "bench", Query: queries[i%len(queries)], Limit: core.DefaultSearchLimit}); err != nil {
+				b.Fatal(err)
+			}
+			_ = s.Close()
+			i++
+		}
+	})
+}
+
+// BenchmarkSearchSynthetic measures one per-operation search at 100k QAs of
+// the Zipf-distributed synthetic corpus and ~200-character queries that
+// memex-bench process uses (its store, like BenchmarkSearch's, is kept in
+// $MEMEX_BENCH_DIR when set).
+func BenchmarkSearchSynthetic(b *testing.B) {
+	const n = 100_000
+	dir := os.Getenv(benchDirEnv)
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	path := filepath.Join(dir, fmt.Sprintf("synthetic-%d.db", n))
+	if _, err := os.Stat(path); err != nil {
+		s, err := Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		syn := evalset.NewSynthetic(1)
+		recs := make([]core.Record, 0, 5000)
+		for i := range n {
+			r := syn.Record(i)
+			recs = append(recs, core.Record{QAID: r.ID, ProjectID: "bench", Question: r.Question, Answer: r.Answer,
+				ContentHash: core.ContentHash(r.Question, r.Answer)})
+			if len(recs) == cap(recs) || i == n-1 {
+				if err := s.Import(b.Context(), recs); err != nil {
+					b.Fatal(err)
+				}
+				recs = recs[:0]
+			}
+		}
+		_ = s.Close()
+	}
+	syn := evalset.NewSynthetic(n + 1000)
+	queries := make([]string, 256)
+	for i := range queries {
+		queries[i] = syn.Query()
+	}
+	for _, mode := range []string{"per-op", "keep-open"} {
+		b.Run(mode, func(b *testing.B) {
+			var opts []Option
+			if mode == "keep-open" {
+				opts = append(opts, WithKeepOpen())
+			}
+			s, err := Open(path, opts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			b.ReportAllocs()
+			defer reportRusage(b)()
+			i := 0
+			for b.Loop() {
+				if _, err := s.Search(b.Context(), core.SearchRequest{ProjectID: "bench", Query: queries[i%len(queries)], Limit: core.DefaultSearchLimit}); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkValidateSynthetic measures one per-operation validation (a
+// read-write open, one transaction, a commit) on the 100k synthetic store
+// of BenchmarkSearchSynthetic, which must exist in $MEMEX_BENCH_DIR.
+func BenchmarkValidateSynthetic(b *testing.B) {
+	dir := os.Getenv(benchDirEnv)
+	path := filepath.Join(dir, "synthetic-100000.db")
+	if _, err := os.Stat(path); dir == "" || err != nil {
+		b.Skip("run BenchmarkSearchSynthetic with " + benchDirEnv + " set first")
+	}
+	s, err := Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := core.WithPrincipal(b.Context(), core.Principal{ID: "bench"})
+	b.ReportAllocs()
+	defer reportRusage(b)()
+	i := 0
+	for b.Loop() {
+		id := fmt.Sprintf("syn-%d", (i*7919)%100_000)
 		if _, err := s.RecordValidation(ctx, core.ValidateRequest{ProjectID: "bench", QAID: id, Result: "pass", SignalStrength: "weak"}); err != nil {
 			b.Fatal(err)
 		}

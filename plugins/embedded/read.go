@@ -36,7 +36,7 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 	err := s.view(ctx, "search", func(tx *bolt.Tx) error {
 		ms = ms[:0]
 		k := max(4*req.Limit, minCandidates)
-		hits, err := s.scorer.Search(ctx, source{tx: tx, scopes: visibleScopes(req.ProjectID)}, req.Query, k)
+		hits, err := s.scorer.Search(ctx, newSource(tx, visibleScopes(req.ProjectID)), req.Query, k)
 		if err != nil {
 			return err
 		}

@@ -32,8 +32,9 @@ var (
 	bRep     = []byte("rep")     // "s:"source | "c:"creator → JSON SourceRep / CreatorRep
 	bDays    = []byte("days")    // project 0 YYYY-MM-DD → uvarint passes, fails
 	bRank    = []byte("rank")    // bigendian doc id → JSON rankView
+	bTerms   = []byte("terms")   // bigendian doc id → forward entry (see encodeTerms)
 
-	allBuckets = [][]byte{bMeta, bRecords, bDocs, bPost, bDF, bStats, bHash, bList, bEvents, bRep, bDays, bRank}
+	allBuckets = [][]byte{bMeta, bRecords, bDocs, bPost, bDF, bStats, bHash, bList, bEvents, bRep, bDays, bRank, bTerms}
 	keySchema  = []byte("schema")
 )
 
@@ -150,7 +151,11 @@ func indexScopes(rec core.Record) []string {
 func docKey(doc uint64) []byte { return binary.BigEndian.AppendUint64(nil, doc) }
 
 func termPrefix(scope, term string) []byte {
-	k := make([]byte, 0, len(scope)+len(term)+2+8)
+	return termPrefixTo(make([]byte, 0, len(scope)+len(term)+2+8), scope, term)
+}
+
+// termPrefixTo appends the posting key prefix of (scope, term) to k.
+func termPrefixTo(k []byte, scope, term string) []byte {
 	k = append(k, scope...)
 	k = append(k, 0)
 	k = append(k, term...)
@@ -285,10 +290,78 @@ func (s *Store) index(tx *bolt.Tx, b *indexBatch, st *stored) error {
 	if err := tx.Bucket(bDocs).Put(docKey(st.Doc), []byte(rec.QAID)); err != nil {
 		return err
 	}
+	if err := tx.Bucket(bTerms).Put(docKey(st.Doc), encodeTerms(terms, doc.Len)); err != nil {
+		return err
+	}
 	if err := tx.Bucket(bHash).Put(hashKey(rec.ProjectID, rec.ContentHash), []byte(rec.QAID)); err != nil {
 		return err
 	}
 	return tx.Bucket(bList).Put(listKey(rec), nil)
+}
+
+// encodeTerms is a document's forward entry: its field lengths, then each
+// term (in order) with its frequency per field, all as uvarints, a term as
+// its length and bytes. It holds the same numbers as the document's
+// postings, so that TermFreqs reads a candidate's frequencies of any number
+// of terms in one lookup.
+func encodeTerms(terms map[string]retrieval.TF, lens [retrieval.NumFields]uint32) []byte {
+	n := 2 * binary.MaxVarintLen32
+	for t := range terms {
+		n += len(t) + 3*binary.MaxVarintLen32
+	}
+	b := make([]byte, 0, n)
+	for _, l := range lens {
+		b = binary.AppendUvarint(b, uint64(l))
+	}
+	for _, t := range slices.Sorted(maps.Keys(terms)) {
+		b = binary.AppendUvarint(b, uint64(len(t)))
+		b = append(b, t...)
+		for _, f := range terms[t] {
+			b = binary.AppendUvarint(b, uint64(f))
+		}
+	}
+	return b
+}
+
+// decodeTerms reads a forward entry: the field lengths, and for each term
+// that want maps to an index, its frequencies into tfs[index]. It reports
+// false if the entry is malformed.
+func decodeTerms(v []byte, want map[string]int, tfs []retrieval.TF) (lens [retrieval.NumFields]uint32, ok bool) {
+	next := func() (uint64, bool) {
+		x, n := binary.Uvarint(v)
+		if n <= 0 {
+			return 0, false
+		}
+		v = v[n:]
+		return x, true
+	}
+	for f := range lens {
+		x, ok := next()
+		if !ok {
+			return lens, false
+		}
+		lens[f] = uint32(x)
+	}
+	for len(v) > 0 {
+		l, ok := next()
+		if !ok || l > uint64(len(v)) {
+			return lens, false
+		}
+		term := v[:l]
+		v = v[l:]
+		var tf retrieval.TF
+		for f := range tf {
+			x, ok := next()
+			if !ok {
+				return lens, false
+			}
+			tf[f] = uint32(x)
+		}
+		if j, found := want[string(term)]; found {
+			tfs[j] = tf
+		}
+	}
+	return lens, true
 }
 
 // unindex removes what index added for st (re-analysing its stored text).
@@ -324,6 +397,9 @@ func (s *Store) unindex(tx *bolt.Tx, b *indexBatch, st *stored) error {
 	if err := tx.Bucket(bDocs).Delete(docKey(st.Doc)); err != nil {
 		return err
 	}
+	if err := tx.Bucket(bTerms).Delete(docKey(st.Doc)); err != nil {
+		return err
+	}
 	if err := tx.Bucket(bRank).Delete(docKey(st.Doc)); err != nil {
 		return err
 	}
@@ -341,6 +417,23 @@ func (s *Store) unindex(tx *bolt.Tx, b *indexBatch, st *stored) error {
 type source struct {
 	tx     *bolt.Tx
 	scopes []string
+}
+
+var _ retrieval.TermFreqReader = source{}
+
+// newSource is the index of tx restricted to scopes, leaving out the
+// scopes that hold no document (a project that shares nothing, an empty
+// global scope): their lookups would find nothing, at the cost of a tree
+// descent each.
+func newSource(tx *bolt.Tx, scopes []string) source {
+	b := tx.Bucket(bStats)
+	live := make([]string, 0, len(scopes))
+	for _, sc := range scopes {
+		if readUvarints(b.Get([]byte(sc)), 1)[0] > 0 {
+			live = append(live, sc)
+		}
+	}
+	return source{tx: tx, scopes: live}
 }
 
 func (src source) Stats(ctx context.Context) (retrieval.Stats, error) {
@@ -382,24 +475,122 @@ func (src source) Postings(ctx context.Context, term string, fn func(retrieval.P
 				continue
 			}
 			p := retrieval.Posting{Doc: binary.BigEndian.Uint64(k[len(prefix):])}
-			for f := range 2 * retrieval.NumFields {
-				x, n := binary.Uvarint(v)
-				if n <= 0 {
-					break
-				}
-				v = v[n:]
-				if f < retrieval.NumFields {
-					p.TF[f] = uint32(x)
-				} else {
-					p.Len[f-retrieval.NumFields] = uint32(x)
-				}
-			}
+			p.TF, p.Len = decodePosting(v)
 			if !fn(p) {
 				return nil
 			}
 		}
 	}
 	return ctx.Err()
+}
+
+// TermFreqs implements retrieval.TermFreqReader. A document's frequencies
+// of all the terms come from its forward entry (one lookup per document,
+// however many terms are deferred). A document without one (indexed by an
+// older memex) is looked up term by term in the postings, each one key:
+// only in the scopes where the term occurs, and, as a visible document is
+// indexed in exactly one of the visible scopes (see indexScopes), only in
+// its scope once found.
+func (src source) TermFreqs(ctx context.Context, docs []uint64, terms []string, fn func(doc uint64, tfs []retrieval.TF, lens [retrieval.NumFields]uint32)) error {
+	fwd := src.tx.Bucket(bTerms)
+	want := make(map[string]int, len(terms))
+	for j, t := range terms {
+		if _, dup := want[t]; !dup {
+			want[t] = j
+		}
+	}
+	tfs := make([]retrieval.TF, len(terms))
+	var in [][]int // lazily, for the documents without a forward entry
+	var key []byte
+	for i, doc := range docs {
+		if i&63 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		clear(tfs)
+		key = binary.BigEndian.AppendUint64(key[:0], doc)
+		if fwd != nil {
+			if v := fwd.Get(key); v != nil {
+				lens, ok := decodeTerms(v, want, tfs)
+				if !ok {
+					return fmt.Errorf("forward entry of doc %d is corrupt", doc)
+				}
+				for j, t := range terms {
+					if k := want[t]; k != j {
+						tfs[j] = tfs[k] // a repeated term
+					}
+				}
+				fn(doc, tfs, lens)
+				continue
+			}
+		}
+		if in == nil {
+			in = src.termScopes(terms)
+		}
+		lens := src.lookupTFs(doc, terms, in, tfs, &key)
+		fn(doc, tfs, lens)
+	}
+	return ctx.Err()
+}
+
+// termScopes lists, for each term, the indexes in src.scopes of the scopes
+// where it occurs.
+func (src source) termScopes(terms []string) [][]int {
+	dfs := src.tx.Bucket(bDF)
+	in := make([][]int, len(terms))
+	for j, term := range terms {
+		if strings.IndexByte(term, 0) >= 0 {
+			continue
+		}
+		for si, sc := range src.scopes {
+			if readUvarints(dfs.Get(dfKey(sc, term)), 1)[0] > 0 {
+				in[j] = append(in[j], si)
+			}
+		}
+	}
+	return in
+}
+
+// lookupTFs reads doc's frequencies of terms from the postings, one key per
+// term, into tfs (zeroed by the caller), and returns its field lengths.
+func (src source) lookupTFs(doc uint64, terms []string, in [][]int, tfs []retrieval.TF, key *[]byte) (lens [retrieval.NumFields]uint32) {
+	post := src.tx.Bucket(bPost)
+	scope := -1 // index in src.scopes, once known
+	for j, term := range terms {
+		for _, si := range in[j] {
+			if scope >= 0 && si != scope {
+				continue
+			}
+			*key = binary.BigEndian.AppendUint64(termPrefixTo((*key)[:0], src.scopes[si], term), doc)
+			v := post.Get(*key)
+			if v == nil {
+				continue
+			}
+			scope = si
+			tfs[j], lens = decodePosting(v)
+			break
+		}
+	}
+	return lens
+}
+
+// decodePosting decodes a posting value: tf per field, then length per
+// field; missing values are zero.
+func decodePosting(v []byte) (tf retrieval.TF, lens [retrieval.NumFields]uint32) {
+	for f := range 2 * retrieval.NumFields {
+		x, n := binary.Uvarint(v)
+		if n <= 0 {
+			break
+		}
+		v = v[n:]
+		if f < retrieval.NumFields {
+			tf[f] = uint32(x)
+		} else {
+			lens[f-retrieval.NumFields] = uint32(x)
+		}
+	}
+	return tf, lens
 }
 
 // reputation reads the book inside a transaction.

@@ -124,6 +124,17 @@ func Open(path string, opts ...Option) (*Store, error) {
 			return nil, fmt.Errorf("embedded: create directory of %s: %w", path, err)
 		}
 	}
+	if !cfg.keepOpen {
+		// The common case, every memex process: a read-only check (shared
+		// lock, no freelist load, no commit) instead of a write.
+		ok, err := s.initialized()
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return s, nil
+		}
+	}
 	db, err := s.openDB(context.Background(), false)
 	if err != nil {
 		return nil, err
@@ -138,6 +149,30 @@ func Open(path string, opts ...Option) (*Store, error) {
 	}
 	s.closeDB(db)
 	return s, nil
+}
+
+// initialized reports whether the file exists with every bucket and a
+// schema version this package reads, checked in a read-only open. When it
+// answers false (no file yet, a bucket missing, an unreadable version),
+// Open takes the read-write path, which creates what is missing or reports
+// the problem; a file that cannot be opened (locked, corrupt) is an error.
+func (s *Store) initialized() (bool, error) {
+	if st, err := os.Stat(s.path); err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
+		return false, nil
+	}
+	db, err := s.openDB(context.Background(), true)
+	if err != nil {
+		return false, err
+	}
+	defer s.closeDB(db)
+	return db.View(func(tx *bolt.Tx) error {
+		for _, b := range allBuckets {
+			if tx.Bucket(b) == nil {
+				return errors.New("missing bucket")
+			}
+		}
+		return checkVersion(tx)
+	}) == nil, nil
 }
 
 // Path returns the store's file.
@@ -188,7 +223,7 @@ func (s *Store) openDB(ctx context.Context, readOnly bool) (*bolt.DB, error) {
 		// Reserve address space up front so a growing file is not
 		// remapped (every remap copies the nodes of the open transaction).
 		InitialMmapSize: initialMmapSize,
-		FreelistType:    bolt.FreelistMapType,
+		FreelistType:    s.freelistType(),
 	})
 	if err == nil {
 		return db, nil
@@ -202,6 +237,18 @@ func (s *Store) openDB(ctx context.Context, readOnly bool) (*bolt.DB, error) {
 		return nil, fmt.Errorf("embedded: cannot open %s: permission denied: %w", s.path, err)
 	}
 	return nil, fmt.Errorf("embedded: cannot open %s (not a memex store, corrupt or unreadable): %w", s.path, err)
+}
+
+// freelistType is how bbolt keeps the free pages of a read-write handle
+// in memory. A handle opened for one operation loads the freelist for one
+// or two commits: the array loads as one copy, where the map (built for a
+// long-lived handle that allocates often) costs milliseconds to build on a
+// large store. Both keep the same format on disk.
+func (s *Store) freelistType() bolt.FreelistType {
+	if s.cfg.keepOpen {
+		return bolt.FreelistMapType
+	}
+	return bolt.FreelistArrayType
 }
 
 func (s *Store) closeDB(db *bolt.DB) {
@@ -309,11 +356,24 @@ func (s *Store) update(ctx context.Context, op string, fn func(*bolt.Tx) error) 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		packBuckets(tx)
 		return fn(tx)
 	}); err != nil {
 		return fmt.Errorf("embedded: %s: %w", op, err)
 	}
 	return nil
+}
+
+// packBuckets fills the pages of the buckets keyed by doc id: doc ids only
+// grow (the docs bucket's sequence), so new keys are appended, and bbolt,
+// which splits a full page at FillPercent (one half by default), would
+// leave every page half empty for good.
+func packBuckets(tx *bolt.Tx) {
+	for _, name := range [][]byte{bDocs, bRank, bTerms} {
+		if b := tx.Bucket(name); b != nil {
+			b.FillPercent = 1
+		}
+	}
 }
 
 // Ping checks that the store opens and has a readable schema.

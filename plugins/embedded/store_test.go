@@ -203,7 +203,7 @@ func TestDeleteCleansIndex(t *testing.T) {
 		}
 	}
 	err := s.view(t.Context(), "check", func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bRecords, bDocs, bRank, bPost, bDF, bHash, bList} {
+		for _, b := range [][]byte{bRecords, bDocs, bRank, bTerms, bPost, bDF, bHash, bList} {
 			if k, _ := tx.Bucket(b).Cursor().First(); k != nil {
 				t.Errorf("bucket %s not empty after deleting everything: %q", b, k)
 			}

@@ -231,7 +231,7 @@ func (s *Store) findDuplicate(ctx context.Context, tx *bolt.Tx, req core.Candida
 			return st, err
 		}
 	}
-	hits, err := s.scorer.Search(ctx, source{tx: tx, scopes: []string{ownScope(req.ProjectID)}}, req.Question, dupCandidates)
+	hits, err := s.scorer.Search(ctx, newSource(tx, []string{ownScope(req.ProjectID)}), req.Question, dupCandidates)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,103 @@
+package embedded
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/memex-dev/memex/core/coretest"
+)
+
+// TestOpenReadOnlyWhenInitialized checks that opening an initialized store
+// does not write to it (every memex process opens the store: a commit per
+// process would cost a freelist load and an fsync), and that a store with a
+// missing bucket is repaired by Open.
+func TestOpenReadOnlyWhenInitialized(t *testing.T) {
+	tests := []struct {
+		name      string
+		damage    func(tx *bolt.Tx) error
+		wantWrite bool
+	}{
+		{"initialized", nil, false},
+		{"missing bucket", func(tx *bolt.Tx) error { return tx.DeleteBucket(bRank) }, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "memex.db")
+			s, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = s.Close()
+			if tc.damage != nil {
+				db, err := bolt.Open(path, 0o600, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := db.Update(tc.damage); err != nil {
+					t.Fatal(err)
+				}
+				_ = db.Close()
+			}
+			old := time.Unix(1_000_000, 0)
+			if err := os.Chtimes(path, old, old); err != nil {
+				t.Fatal(err)
+			}
+			s, err = Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			st, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if wrote := !st.ModTime().Equal(old); wrote != tc.wantWrite {
+				t.Errorf("Open wrote the file: %v, want %v", wrote, tc.wantWrite)
+			}
+			if err := s.Ping(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.view(t.Context(), "check", func(tx *bolt.Tx) error {
+				for _, b := range allBuckets {
+					if tx.Bucket(b) == nil {
+						t.Errorf("bucket %s missing after Open", b)
+					}
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestPackedBuckets checks that the buckets keyed by doc id fill their
+// pages (imports append to them).
+func TestPackedBuckets(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "memex.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	recs := coretest.Corpus(1500, "p", 5)
+	for i := 0; i < len(recs); i += 300 {
+		if err := s.Import(t.Context(), recs[i:i+300]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.view(t.Context(), "check", func(tx *bolt.Tx) error {
+		for _, name := range [][]byte{bDocs, bRank, bTerms} {
+			st := tx.Bucket(name).Stats()
+			if fill := float64(st.LeafInuse) / float64(st.LeafAlloc); fill < 0.8 {
+				t.Errorf("bucket %s: pages %.0f%% full, want ≥ 80%%", name, 100*fill)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
