@@ -673,3 +673,16 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("doctor with an unavailable store: exit %d\n%s", code, out)
 	}
 }
+
+func TestOriginURL(t *testing.T) {
+	cfg := "[core]\n\tbare = false\n[remote \"upstream\"]\n\turl = git@github.com:other/x.git\n[remote \"origin\"]\n\turl = https://user:tok@github.com/Acme/App.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n"
+	if got := originURL(cfg); got != "https://user:tok@github.com/Acme/App.git" {
+		t.Errorf("originURL = %q", got)
+	}
+	if got := remoteProject(originURL(cfg)); got != "github.com/Acme/App" {
+		t.Errorf("remoteProject = %q", got)
+	}
+	if originURL("[remote \"upstream\"]\n\turl = x\n") != "" {
+		t.Error("a remote other than origin was taken")
+	}
+}

@@ -3,7 +3,6 @@ package main
 import (
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -18,7 +17,7 @@ func resolveProject(cfg Config, cwd string) (id, from string) {
 	if cfg.Project != "" {
 		return core.SanitizeProjectID(cfg.Project), "config"
 	}
-	if remote := gitOutput(cwd, "remote", "get-url", "origin"); remote != "" {
+	if remote := gitRemoteOrigin(cwd); remote != "" {
 		if p := remoteProject(remote); p != "" {
 			return core.SanitizeProjectID(p), "git remote"
 		}
@@ -62,28 +61,89 @@ func remoteProject(remote string) string {
 	return strings.ToLower(host) + "/" + path
 }
 
-// gitRoot is the top of the git work tree containing dir, or "".
+// gitRoot is the top of the git work tree containing dir, or "": the
+// nearest directory upwards that holds a .git directory or file. It reads
+// the file system only (no git subprocess on every command).
 func gitRoot(dir string) string {
-	if dir == "" {
-		return ""
-	}
-	if out := gitOutput(dir, "rev-parse", "--show-toplevel"); out != "" {
-		return filepath.Clean(out)
-	}
-	return ""
+	root, _ := findGit(dir)
+	return root
 }
 
-// gitOutput runs git in dir and returns its trimmed output, "" on any error
-// (git missing, not a repository, no such remote).
-func gitOutput(dir string, args ...string) string {
-	if _, err := os.Stat(dir); err != nil {
+// findGit walks up from dir to the work tree holding .git and returns it
+// with the git directory (resolving a "gitdir: …" file of worktrees and
+// submodules).
+func findGit(dir string) (root, gitDir string) {
+	if dir == "" {
+		return "", ""
+	}
+	d := filepath.Clean(dir)
+	for {
+		p := filepath.Join(d, ".git")
+		if fi, err := os.Stat(p); err == nil {
+			if fi.IsDir() {
+				return d, p
+			}
+			if b, err := os.ReadFile(p); err == nil {
+				if g, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:"); ok {
+					g = strings.TrimSpace(g)
+					if !filepath.IsAbs(g) {
+						g = filepath.Join(d, g)
+					}
+					return d, filepath.Clean(g)
+				}
+			}
+			return d, ""
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", ""
+		}
+		d = parent
+	}
+}
+
+// gitRemoteOrigin reads the url of remote "origin" from the repository's
+// config file (for a worktree, the common directory's), or "".
+func gitRemoteOrigin(dir string) string {
+	_, gitDir := findGit(dir)
+	if gitDir == "" {
 		return ""
 	}
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
-	out, err := cmd.Output()
+	cfgDir := gitDir
+	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		c := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(gitDir, c)
+		}
+		cfgDir = c
+	}
+	b, err := os.ReadFile(filepath.Join(cfgDir, "config"))
 	if err != nil {
 		return ""
 	}
-	return strings.TrimSpace(string(out))
+	return originURL(string(b))
+}
+
+// originURL extracts remote.origin.url from a git config file's text.
+func originURL(text string) string {
+	in := false
+	for _, raw := range strings.Split(text, "\n") {
+		line := strings.TrimSpace(raw)
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		if line[0] == '[' {
+			h := strings.ToLower(strings.Join(strings.Fields(strings.Trim(line, "[]")), " "))
+			in = h == `remote "origin"`
+			continue
+		}
+		if !in {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if ok && strings.EqualFold(strings.TrimSpace(k), "url") {
+			return strings.Trim(strings.TrimSpace(v), `"`)
+		}
+	}
+	return ""
 }
