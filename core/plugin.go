@@ -86,6 +86,13 @@ type Importer interface {
 	Import(ctx context.Context, recs []Record) error
 }
 
+// CandidateBatcher records many candidates at once (bulk import), each
+// exactly as RecordCandidate would, dedup included; results are in request
+// order. All or nothing: on an error none of the batch is stored.
+type CandidateBatcher interface {
+	RecordCandidates(ctx context.Context, reqs []CandidateRequest) ([]CandidateResult, error)
+}
+
 // Expirer runs the expiry job: candidates never validated within the
 // candidate TTL are deprecated. It returns how many changed.
 type Expirer interface {

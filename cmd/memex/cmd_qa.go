@@ -419,6 +419,9 @@ imported into the current project (--project), whatever their project_id.`)
 	}
 	defer s.close()
 	im := &importer{a: a, s: s, ctx: asHuman(ctx), progress: isTTY(a.stderr)}
+	if b, ok := s.store.(core.CandidateBatcher); ok {
+		im.batcher = b
+	}
 	if imp, ok := s.store.(core.Importer); ok {
 		im.importer = imp
 	}
@@ -439,6 +442,8 @@ type importer struct {
 	progress bool
 
 	batch             []core.Record
+	cands             []pendingCand // minimal lines waiting for a CandidateBatcher
+	batcher           core.CandidateBatcher
 	full, added, dups int
 	bad               int
 }
@@ -587,7 +592,15 @@ func (im *importer) line(n int, raw []byte) error {
 		if len(im.batch) >= importBatch {
 			return im.flush()
 		}
+	case l.cand != nil && im.batcher != nil && (l.status == "" || l.status == core.StatusCandidate):
+		im.cands = append(im.cands, pendingCand{line: n, req: *l.cand})
+		if len(im.cands) >= candidateBatch {
+			return im.flushCands()
+		}
 	case l.cand != nil:
+		if err := im.flushCands(); err != nil { // keep the order of the lines
+			return err
+		}
 		res, err := im.s.store.RecordCandidate(im.ctx, *l.cand)
 		switch {
 		case errors.Is(err, core.ErrInvalid), errors.Is(err, core.ErrSecret), errors.Is(err, core.ErrTooLarge):
@@ -615,7 +628,50 @@ func (im *importer) line(n int, raw []byte) error {
 	return nil
 }
 
+// pendingCand is a minimal import line queued for a batch.
+type pendingCand struct {
+	line int
+	req  core.CandidateRequest
+}
+
+// candidateBatch is how many minimal lines go to a CandidateBatcher at once
+// (one transaction on the embedded store).
+const candidateBatch = 500
+
+// flushCands records the queued minimal lines in one batch. The batch is
+// all or nothing; a request the store refuses is reported with its line.
+func (im *importer) flushCands() error {
+	if len(im.cands) == 0 {
+		return nil
+	}
+	reqs := make([]core.CandidateRequest, len(im.cands))
+	for i, c := range im.cands {
+		reqs[i] = c.req
+	}
+	res, err := im.batcher.RecordCandidates(im.ctx, reqs)
+	if err != nil {
+		first := im.cands[0].line
+		im.cands = im.cands[:0]
+		if errors.Is(err, core.ErrInvalid) || errors.Is(err, core.ErrSecret) || errors.Is(err, core.ErrTooLarge) {
+			return &lineError{line: first, msg: "in the batch starting here: " + err.Error()}
+		}
+		return fmt.Errorf("qa import: lines from %d: %w", first, err)
+	}
+	for _, r := range res {
+		if r.DeduplicatedInto != "" {
+			im.dups++
+		} else {
+			im.added++
+		}
+	}
+	im.cands = im.cands[:0]
+	return nil
+}
+
 func (im *importer) flush() error {
+	if err := im.flushCands(); err != nil {
+		return err
+	}
 	if len(im.batch) == 0 {
 		return nil
 	}

@@ -341,3 +341,41 @@ func testPinger(t *testing.T, newPlugin NewFunc) {
 		t.Errorf("Ping: %v", err)
 	}
 }
+
+func testCandidateBatcher(t *testing.T, newPlugin NewFunc) {
+	p := newPlugin(t)
+	b, ok := p.(core.CandidateBatcher)
+	if !ok {
+		t.Skip("plugin does not implement core.CandidateBatcher")
+	}
+	reqs := []core.CandidateRequest{
+		{ProjectID: projA, Question: "How do I rotate the zebra logs?", Answer: "Run logrotate with the zebra profile.", EventID: "batch-1"},
+		{ProjectID: projA, Question: "How do I warm the quokka cache?", Answer: "Call the warm endpoint before traffic.", EventID: "batch-2"},
+		{ProjectID: projA, Question: "How do I rotate the zebra logs?", Answer: "Run logrotate with the zebra profile.", EventID: "batch-3"},
+	}
+	res, err := b.RecordCandidates(t.Context(), reqs)
+	if err != nil {
+		t.Fatalf("RecordCandidates: %v", err)
+	}
+	if len(res) != 3 || res[0].QAID == "" || res[1].QAID == "" || res[0].QAID == res[1].QAID {
+		t.Fatalf("results = %+v, want two distinct new QAs first", res)
+	}
+	if res[2].DeduplicatedInto != res[0].QAID {
+		t.Errorf("third request dedup = %+v, want into %s (same batch)", res[2], res[0].QAID)
+	}
+	ms, err := p.Search(t.Context(), core.SearchRequest{ProjectID: projA, Query: "quokka cache warm", Limit: 5})
+	if err != nil || len(ms) == 0 || ms[0].QAID != res[1].QAID {
+		t.Errorf("search after the batch = %v, %v; want %s first", ms, err, res[1].QAID)
+	}
+	// A bad request fails the whole batch, naming it; nothing is stored.
+	_, err = b.RecordCandidates(t.Context(), []core.CandidateRequest{
+		{ProjectID: projA, Question: "How do I feed the axolotl?", Answer: "Twice a day."},
+		{ProjectID: projA, Question: "", Answer: "no question"},
+	})
+	if !errors.Is(err, core.ErrInvalid) {
+		t.Fatalf("batch with an invalid request: err = %v, want ErrInvalid", err)
+	}
+	if ms, _ := p.Search(t.Context(), core.SearchRequest{ProjectID: projA, Query: "axolotl", Limit: 5}); len(ms) != 0 {
+		t.Errorf("a failed batch stored %d QAs", len(ms))
+	}
+}

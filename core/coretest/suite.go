@@ -58,6 +58,7 @@ func Run(t *testing.T, newPlugin func(t *testing.T) core.MemoryPlugin) {
 		{"Expirer", testExpirer},
 		{"Statser", testStatser},
 		{"Pinger", testPinger},
+		{"CandidateBatcher", testCandidateBatcher},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newPlugin) })

@@ -34,16 +34,17 @@ const DefaultLockTimeout = 5 * time.Second
 
 // Compile-time checks of the capabilities the store implements.
 var (
-	_ core.MemoryPlugin = (*Store)(nil)
-	_ core.Getter       = (*Store)(nil)
-	_ core.Lister       = (*Store)(nil)
-	_ core.Deleter      = (*Store)(nil)
-	_ core.Patcher      = (*Store)(nil)
-	_ core.Importer     = (*Store)(nil)
-	_ core.Expirer      = (*Store)(nil)
-	_ core.Statser      = (*Store)(nil)
-	_ core.Pinger       = (*Store)(nil)
-	_ io.Closer         = (*Store)(nil)
+	_ core.MemoryPlugin     = (*Store)(nil)
+	_ core.Getter           = (*Store)(nil)
+	_ core.Lister           = (*Store)(nil)
+	_ core.Deleter          = (*Store)(nil)
+	_ core.Patcher          = (*Store)(nil)
+	_ core.Importer         = (*Store)(nil)
+	_ core.Expirer          = (*Store)(nil)
+	_ core.Statser          = (*Store)(nil)
+	_ core.Pinger           = (*Store)(nil)
+	_ core.CandidateBatcher = (*Store)(nil)
+	_ io.Closer             = (*Store)(nil)
 )
 
 // Option configures a Store.

@@ -114,8 +114,53 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 	now := s.cfg.clock().UTC()
 	_, creator := evidenceSource(ctx, req.RunID)
 	var out core.CandidateResult
-	err := s.update(ctx, "record candidate", func(tx *bolt.Tx) error {
-		out = core.CandidateResult{}
+	err := s.update(ctx, "record candidate", func(tx *bolt.Tx) (err error) {
+		out, err = s.candidateTx(ctx, tx, req, creator, now)
+		return err
+	})
+	if err != nil {
+		return core.CandidateResult{}, err
+	}
+	return out, nil
+}
+
+// RecordCandidates records many candidates in one transaction (one commit,
+// one fsync), each exactly as RecordCandidate would — dedup included, so a
+// later request may be deduplicated into an earlier one of the same batch.
+// All or nothing: on an error nothing of the batch is stored. Bulk import
+// uses it (core.CandidateBatcher).
+func (s *Store) RecordCandidates(ctx context.Context, reqs []core.CandidateRequest) ([]core.CandidateResult, error) {
+	for i, req := range reqs {
+		if err := req.Validate(); err != nil {
+			return nil, fmt.Errorf("embedded: record candidates: request %d: %w", i, err)
+		}
+	}
+	now := s.cfg.clock().UTC()
+	out := make([]core.CandidateResult, len(reqs))
+	err := s.update(ctx, "record candidates", func(tx *bolt.Tx) error {
+		for i, req := range reqs {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			_, creator := evidenceSource(ctx, req.RunID)
+			res, err := s.candidateTx(ctx, tx, req, creator, now)
+			if err != nil {
+				return fmt.Errorf("request %d: %w", i, err)
+			}
+			out[i] = res
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// candidateTx is RecordCandidate's transaction body.
+func (s *Store) candidateTx(ctx context.Context, tx *bolt.Tx, req core.CandidateRequest, creator string, now time.Time) (core.CandidateResult, error) {
+	var out core.CandidateResult
+	err := func() error {
 		var ek []byte
 		if req.EventID != "" {
 			ek = eventKey("c", req.ProjectID, req.EventID)
@@ -150,11 +195,8 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 			return saveEvent(tx, ek, out)
 		}
 		return nil
-	})
-	if err != nil {
-		return core.CandidateResult{}, err
-	}
-	return out, nil
+	}()
+	return out, err
 }
 
 func (s *Store) insertCandidate(ctx context.Context, tx *bolt.Tx, req core.CandidateRequest, hash, creator string, now time.Time) (*stored, error) {
