@@ -1,0 +1,141 @@
+package bench
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Record is one QA of a corpus.
+type Record struct {
+	ID       string `json:"id"`
+	Question string `json:"question"`
+	Answer   string `json:"answer"`
+	Lang     string `json:"lang,omitempty"`
+}
+
+// Query is one evaluation query with the ids of its relevant records.
+type Query struct {
+	ID       string   `json:"id"`
+	Query    string   `json:"query"`
+	Relevant []string `json:"relevant"`
+}
+
+// Set is a named corpus with its queries.
+type Set struct {
+	Name    string
+	Corpus  []Record
+	Queries []Query
+}
+
+// LoadEvalSet reads a shared/eval folder: corpus.jsonl and queries.dev.jsonl.
+// The folder's base name is the set's name.
+func LoadEvalSet(dir string) (*Set, error) {
+	s := &Set{Name: filepath.Base(dir)}
+	if err := readJSONL(filepath.Join(dir, "corpus.jsonl"), func(r Record) error {
+		if r.ID == "" {
+			return errors.New("record without id")
+		}
+		s.Corpus = append(s.Corpus, r)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := readJSONL(filepath.Join(dir, "queries.dev.jsonl"), func(q Query) error {
+		if q.ID == "" || len(q.Relevant) == 0 {
+			return fmt.Errorf("query %q without id or relevant ids", q.ID)
+		}
+		s.Queries = append(s.Queries, q)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// LoadMixedSet reads a single JSONL file whose lines are either QAs
+// ({"kind":"qa","id","question","answer"}) or queries
+// ({"kind":"query","id","query","relevant"}), the format of memex's
+// retrieval/testdata/zh_paraphrase.jsonl.
+func LoadMixedSet(name, path string) (*Set, error) {
+	type line struct {
+		Kind     string   `json:"kind"`
+		ID       string   `json:"id"`
+		Question string   `json:"question"`
+		Answer   string   `json:"answer"`
+		Query    string   `json:"query"`
+		Relevant []string `json:"relevant"`
+	}
+	s := &Set{Name: name}
+	if err := readJSONL(path, func(l line) error {
+		switch l.Kind {
+		case "qa":
+			s.Corpus = append(s.Corpus, Record{ID: l.ID, Question: l.Question, Answer: l.Answer})
+		case "query":
+			if len(l.Relevant) == 0 {
+				return fmt.Errorf("query %q has no relevant ids", l.ID)
+			}
+			s.Queries = append(s.Queries, Query{ID: l.ID, Query: l.Query, Relevant: l.Relevant})
+		default:
+			return fmt.Errorf("unknown kind %q", l.Kind)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if len(s.Corpus) == 0 || len(s.Queries) == 0 {
+		return nil, fmt.Errorf("%s: %d QAs and %d queries, want both", path, len(s.Corpus), len(s.Queries))
+	}
+	return s, nil
+}
+
+// SyntheticSet returns a deterministic synthetic corpus of n QAs and nq
+// queries (no relevance judgements: for speed only).
+func SyntheticSet(n, nq int, seed uint64) *Set {
+	g := NewSynthetic(seed)
+	s := &Set{Name: fmt.Sprintf("synthetic-%d", n), Corpus: make([]Record, n)}
+	for i := range n {
+		s.Corpus[i] = g.Record(i)
+	}
+	for i := range nq {
+		s.Queries = append(s.Queries, Query{ID: fmt.Sprintf("sq-%d", i), Query: g.Query()})
+	}
+	return s
+}
+
+func readJSONL[T any](path string, fn func(T) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := decodeJSONL(f, fn); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+func decodeJSONL[T any](r io.Reader, fn func(T) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := sc.Bytes()
+		if len(b) == 0 {
+			continue
+		}
+		var v T
+		if err := json.Unmarshal(b, &v); err != nil {
+			return fmt.Errorf("line %d: %w", line, err)
+		}
+		if err := fn(v); err != nil {
+			return fmt.Errorf("line %d: %w", line, err)
+		}
+	}
+	return sc.Err()
+}
