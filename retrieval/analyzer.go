@@ -372,6 +372,13 @@ func (t *tokenizer) word(tok string) {
 	if isStopword(t.wbuf) {
 		return
 	}
+	if negated(t.wbuf) {
+		// "wasn't", "can't", "won't": the auxiliary is a stopword and the
+		// negation is "not" (kept: error messages depend on it). Left as
+		// one word, "wasnt" would be a rare, heavily weighted term.
+		t.emit(notTerm)
+		return
+	}
 	mark := len(t.arena)
 	if allUpper(tok) {
 		// Acronyms and error names (ENOENT, EACCES, HTTP) are kept as written.
@@ -394,6 +401,14 @@ func (t *tokenizer) word(tok string) {
 		return
 	}
 	t.ends = append(t.ends, int32(len(t.arena)))
+}
+
+var notTerm = []byte("not")
+
+// negated reports whether w is an "n't" contraction.
+func negated(w []byte) bool {
+	n := len(w)
+	return n > 3 && w[n-3] == 'n' && w[n-2] == '\'' && w[n-1] == 't'
 }
 
 // appendLower appends s lower-cased, with full-width forms folded and

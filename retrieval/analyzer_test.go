@@ -1,6 +1,7 @@
 package retrieval
 
 import (
+	"strings"
 	"slices"
 	"testing"
 )
@@ -111,5 +112,17 @@ func TestTermsDeterministicAndConcurrent(t *testing.T) {
 		if got := <-done; !slices.Equal(got, want) {
 			t.Fatalf("Terms not deterministic:\n%q\n%q", got, want)
 		}
+	}
+}
+
+func TestNegatedContractions(t *testing.T) {
+	a := NewAnalyzer()
+	for _, in := range []string{"wasn't", "Can't", "won’t", "didn't"} {
+		if got := a.Terms(in); len(got) != 1 || got[0] != "not" {
+			t.Errorf("Terms(%q) = %v, want [not]", in, got)
+		}
+	}
+	if got := a.Terms("my card wasn't delivered"); strings.Join(got, " ") != "card not deliv" {
+		t.Errorf("Terms = %v", got)
 	}
 }
