@@ -1,8 +1,8 @@
 package retrieval
 
 import (
-	"strings"
 	"slices"
+	"strings"
 	"testing"
 )
 
