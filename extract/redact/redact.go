@@ -25,6 +25,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Rule is one kind of secret.
@@ -33,6 +34,10 @@ type Rule struct {
 	Description string
 	Keywords    []string // lower-case prefilter; empty = always run
 	Regex       *regexp.Regexp
+	// Pattern is the regex source when Regex is nil. The default rules use
+	// it so that a rule's regex is compiled only the first time its keyword
+	// is seen: compiling all of them costs milliseconds at every start.
+	Pattern string
 	// SecretGroup is the submatch holding the secret (0 = whole match). When
 	// that group did not take part in the match, the next group that did is
 	// used (so alternatives can hold the secret in different groups).
@@ -72,11 +77,12 @@ type Finding struct {
 type Redactor struct {
 	rules []Rule
 	prio  map[string]int // rule id → position in rules
+	lazy  []lazyRegex    // per rule: Pattern compiled on first use
 }
 
 // New returns a redactor with the default rules (DefaultRules).
 func New() *Redactor {
-	r, err := NewWithRules(DefaultRules())
+	r, err := newRedactor(DefaultRules())
 	if err != nil {
 		// The default rules are checked by the package tests.
 		panic("redact: default rules: " + err.Error())
@@ -89,14 +95,36 @@ func New() *Redactor {
 // every rule has a unique, marker-safe id ([a-z0-9-]), a regex, a secret
 // group the regex has and lower-case keywords.
 func NewWithRules(rules []Rule) (*Redactor, error) {
-	r := &Redactor{rules: slices.Clone(rules), prio: make(map[string]int, len(rules))}
+	rules = slices.Clone(rules)
+	for i := range rules {
+		if rules[i].Regex == nil && rules[i].Pattern != "" {
+			re, err := regexp.Compile(rules[i].Pattern)
+			if err != nil {
+				return nil, fmt.Errorf("redact: rule %s: bad pattern: %v", rules[i].ID, err)
+			}
+			rules[i].Regex = re
+		}
+	}
+	return newRedactor(rules)
+}
+
+// newRedactor checks rules and builds the redactor; a rule with only a
+// Pattern is compiled on first use (the default rules, checked by the
+// package tests).
+func newRedactor(rules []Rule) (*Redactor, error) {
+	r := &Redactor{rules: rules, prio: make(map[string]int, len(rules)), lazy: make([]lazyRegex, len(rules))}
 	for i, rule := range r.rules {
+		if rule.Regex == nil && rule.Pattern != "" {
+			r.lazy[i].pattern = rule.Pattern
+		}
 		switch {
 		case !validID(rule.ID):
 			return nil, fmt.Errorf("redact: rule %d: id %q must be 1-64 chars of [a-z0-9-]", i, rule.ID)
+		case rule.Regex == nil && rule.Pattern != "":
+			// compiled on first use
 		case rule.Regex == nil:
 			return nil, fmt.Errorf("redact: rule %s: no regex", rule.ID)
-		case rule.SecretGroup < 0 || rule.SecretGroup > rule.Regex.NumSubexp():
+		case rule.SecretGroup < 0 || rule.Regex != nil && rule.SecretGroup > rule.Regex.NumSubexp():
 			return nil, fmt.Errorf("redact: rule %s: secret group %d out of range", rule.ID, rule.SecretGroup)
 		}
 		if _, dup := r.prio[rule.ID]; dup {
@@ -110,6 +138,23 @@ func NewWithRules(rules []Rule) (*Redactor, error) {
 		r.prio[rule.ID] = i
 	}
 	return r, nil
+}
+
+// lazyRegex is a rule regex compiled on first use.
+type lazyRegex struct {
+	once    sync.Once
+	pattern string
+	re      *regexp.Regexp
+}
+
+// regex returns rule i's compiled regex, compiling a Pattern-only rule once.
+func (r *Redactor) regex(i int) *regexp.Regexp {
+	if re := r.rules[i].Regex; re != nil {
+		return re
+	}
+	l := &r.lazy[i]
+	l.once.Do(func() { l.re = regexp.MustCompile(l.pattern) })
+	return l.re
 }
 
 func validID(id string) bool {
@@ -194,7 +239,7 @@ func (r *Redactor) scan(s string) []cand {
 // match runs rule i on sub (at offset off in the scanned text).
 func (r *Redactor) match(cs []cand, groups *[]string, i int, sub string, off int) []cand {
 	rule := &r.rules[i]
-	for _, loc := range rule.Regex.FindAllStringSubmatchIndex(sub, -1) {
+	for _, loc := range r.regex(i).FindAllStringSubmatchIndex(sub, -1) {
 		a, b := -1, -1
 		for g := rule.SecretGroup; 2*g+1 < len(loc); g++ {
 			if loc[2*g] >= 0 {
@@ -494,7 +539,7 @@ func (r *Redactor) hasRule(s, id string) bool {
 	if !ok {
 		return false
 	}
-	one := &Redactor{rules: r.rules[i : i+1], prio: map[string]int{id: 0}}
+	one := &Redactor{rules: r.rules[i : i+1], prio: map[string]int{id: 0}, lazy: r.lazy[i : i+1]}
 	return one.Has(s)
 }
 

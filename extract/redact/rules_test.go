@@ -68,10 +68,10 @@ func TestNewWithRulesRejects(t *testing.T) {
 		rules []Rule
 	}{
 		{"duplicate id", []Rule{good, good}},
-		{"bad id", []Rule{{ID: "Bad ID", Regex: good.Regex}}},
+		{"bad id", []Rule{{ID: "Bad ID", Pattern: good.Pattern}}},
 		{"no regex", []Rule{{ID: "x"}}},
-		{"group out of range", []Rule{{ID: "x", Regex: good.Regex, SecretGroup: 5}}},
-		{"upper keyword", []Rule{{ID: "x", Regex: good.Regex, Keywords: []string{"ABC"}}}},
+		{"group out of range", []Rule{{ID: "x", Pattern: good.Pattern, SecretGroup: 5}}},
+		{"upper keyword", []Rule{{ID: "x", Pattern: good.Pattern, Keywords: []string{"ABC"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,5 +79,13 @@ func TestNewWithRulesRejects(t *testing.T) {
 				t.Error("accepted")
 			}
 		})
+	}
+}
+
+// TestDefaultRulesCompileEagerly: New compiles the default rules lazily and
+// skips their checks; compiled eagerly they must all pass them.
+func TestDefaultRulesCompileEagerly(t *testing.T) {
+	if _, err := NewWithRules(DefaultRules()); err != nil {
+		t.Fatal(err)
 	}
 }
