@@ -1,16 +1,77 @@
 package core
 
 import (
-	"regexp"
 	"strings"
+	"unicode"
 )
 
+// gradeRule is one level's keywords: whole words, word prefixes ("debug"
+// matches debugging) and two-word phrases. Matching is on lower-cased
+// words, so the grader costs no regexp compilation at start-up.
+type gradeRule struct {
+	words    map[string]bool
+	prefixes []string
+	phrases  []string // "first second"
+}
+
+func (r gradeRule) find(words []string) string {
+	for i, w := range words {
+		if r.words[w] {
+			return w
+		}
+		for _, p := range r.prefixes {
+			if strings.HasPrefix(w, p) {
+				return w
+			}
+		}
+		if i+1 < len(words) {
+			pair := w + " " + words[i+1]
+			for _, ph := range r.phrases {
+				if pair == ph {
+					return pair
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func wordSet(ws ...string) map[string]bool {
+	m := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		m[w] = true
+	}
+	return m
+}
+
 var (
-	gradeL2 = regexp.MustCompile(`(?i)\b(architect\w*|debug\w*|refactor\w*|compil\w*|stack ?trace|benchmark\w*|implement\w*|fix(es|ed|ing)?|bug\w*|error|panic\w*|test(s|ing)?|function|program\w*|design|algorithm\w*|optimi[sz]\w*|deploy\w*|migrat\w*|cargo|go test|pytest|npm|segfault|race|deadlock|regex|sql|api)\b`)
-	gradeL3 = regexp.MustCompile(`(?i)\b(story|stories|novel|poem|poetry|brand\w*|marketing|slogan|style of|creative|lyrics|fiction|screenplay)\b`)
-	gradeL0 = regexp.MustCompile(`(?i)\b(translate|translation|format|reformat|json|yaml|csv|rewrite|extract|convert|uppercase|lowercase|spell ?check)\b`)
-	gradeL1 = regexp.MustCompile(`(?i)\b(explain|summar\w*|describe|what is|what are|why|how does|compare|list)\b`)
+	gradeL3 = gradeRule{
+		words:    wordSet("story", "stories", "novel", "poem", "poetry", "marketing", "slogan", "creative", "lyrics", "fiction", "screenplay"),
+		prefixes: []string{"brand"},
+		phrases:  []string{"style of"},
+	}
+	gradeL2 = gradeRule{
+		words: wordSet("fix", "fixes", "fixed", "fixing", "error", "test", "tests", "testing", "function", "design", "cargo",
+			"pytest", "npm", "segfault", "race", "deadlock", "regex", "sql", "api", "stacktrace"),
+		prefixes: []string{"architect", "debug", "refactor", "compil", "benchmark", "implement", "bug", "panic", "program",
+			"algorithm", "optimis", "optimiz", "deploy", "migrat"},
+		phrases: []string{"stack trace", "go test"},
+	}
+	gradeL0 = gradeRule{
+		words: wordSet("translate", "translation", "format", "reformat", "json", "yaml", "csv", "rewrite", "extract", "convert",
+			"uppercase", "lowercase", "spellcheck"),
+		phrases: []string{"spell check"},
+	}
+	gradeL1 = gradeRule{
+		words:    wordSet("explain", "describe", "why", "compare", "list"),
+		prefixes: []string{"summar"},
+		phrases:  []string{"what is", "what are", "how does"},
+	}
 )
+
+func gradeWords(p string) []string {
+	return strings.FieldsFunc(strings.ToLower(p), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
 
 // GradeTask is the deterministic local task grader (SPEC §3.5): L0 trivial
 // (translate, format, extract), L1 standard (explain, summarise), L2
@@ -19,20 +80,21 @@ var (
 // a short L0 keyword prompt stays L0.
 func GradeTask(prompt string) TaskGrade {
 	p := strings.TrimSpace(prompt)
-	g := TaskGrade{RecommendedModel: "", RecommendedModelProvider: ""}
+	words := gradeWords(p)
+	var g TaskGrade
 	switch {
 	case p == "":
 		g.TaskLevel, g.Reason, g.Confidence = "L1", "empty prompt", 0.2
-	case gradeL3.MatchString(p):
-		g.TaskLevel, g.Reason, g.Confidence = "L3", "creative keywords: "+gradeL3.FindString(p), 0.7
+	case gradeL3.find(words) != "":
+		g.TaskLevel, g.Reason, g.Confidence = "L3", "creative keywords: "+gradeL3.find(words), 0.7
 	case strings.Contains(p, "```"):
 		g.TaskLevel, g.Reason, g.Confidence = "L2", "contains a code block", 0.8
-	case gradeL2.MatchString(p):
-		g.TaskLevel, g.Reason, g.Confidence = "L2", "reasoning keywords: "+strings.ToLower(gradeL2.FindString(p)), 0.7
-	case len(p) <= 200 && gradeL0.MatchString(p):
-		g.TaskLevel, g.Reason, g.Confidence = "L0", "short transformation task: "+strings.ToLower(gradeL0.FindString(p)), 0.7
-	case gradeL1.MatchString(p):
-		g.TaskLevel, g.Reason, g.Confidence = "L1", "explanation keywords: "+strings.ToLower(gradeL1.FindString(p)), 0.6
+	case gradeL2.find(words) != "":
+		g.TaskLevel, g.Reason, g.Confidence = "L2", "reasoning keywords: "+gradeL2.find(words), 0.7
+	case len(p) <= 200 && gradeL0.find(words) != "":
+		g.TaskLevel, g.Reason, g.Confidence = "L0", "short transformation task: "+gradeL0.find(words), 0.7
+	case gradeL1.find(words) != "":
+		g.TaskLevel, g.Reason, g.Confidence = "L1", "explanation keywords: "+gradeL1.find(words), 0.6
 	default:
 		g.TaskLevel, g.Reason, g.Confidence = "L1", "no specific signal", 0.4
 	}

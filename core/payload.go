@@ -3,7 +3,6 @@ package core
 import (
 	"encoding/json"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -24,10 +23,26 @@ const (
 	MaxTagBytes        = 64
 )
 
-var (
-	projectIDRe = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
-	qaIDRe      = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
-)
+// validChars reports whether s is 1..max bytes, each accepted by ok.
+func validChars(s string, max int, ok func(c byte) bool) bool {
+	if s == "" || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !ok(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func projectIDChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+}
+
+func qaIDChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == ':' || c == '-'
+}
 
 // GlobalProject is readable by every project a key may read (SPEC §2).
 const GlobalProject = "global"
@@ -37,7 +52,7 @@ func ValidateProjectID(p string) error {
 	if p == "" {
 		return Invalid("project_id", "is required")
 	}
-	if !projectIDRe.MatchString(p) {
+	if !validChars(p, MaxProjectIDLen, projectIDChar) {
 		return Invalid("project_id", "must be 1-64 characters of [a-z0-9_-]")
 	}
 	return nil
@@ -49,7 +64,7 @@ func ValidateQAID(id string) error {
 	if id == "" {
 		return Invalid("qa_id", "is required")
 	}
-	if !qaIDRe.MatchString(id) {
+	if !validChars(id, MaxQAIDLen, qaIDChar) {
 		return Invalid("qa_id", "must be 1-128 characters of [A-Za-z0-9_.:-]")
 	}
 	return nil
