@@ -11,13 +11,13 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 MEMEX_TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 export MEMEX_TEST_REDIS_URL
 
-.PHONY: all build test lint bench fuzz demo clean
+.PHONY: all build test lint bench fuzz demo clean perf
 
 all: lint test build
 
 ## build: the memex binary in bin/
 build:
-	$(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/memex
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/memex
 
 ## test: every test with the race detector
 test:
@@ -48,3 +48,10 @@ demo:
 
 clean:
 	rm -rf bin bench.txt
+
+## perf: the docs/PERFORMANCE.md figures for memex as a process (static build)
+perf:
+	CGO_ENABLED=0 $(GO) build -o /tmp/memex-perf ./cmd/memex
+	$(GO) run ./cmd/memex-bench process -memex /tmp/memex-perf -sizes 1000,10000,100000 -runs 200 -overhead-at 100000 -dir /tmp/memex-perf-stores
+	$(GO) run ./cmd/memex-bench latency -n 100000 -queries 2000
+	$(GO) run ./cmd/memex-bench quality

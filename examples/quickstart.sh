@@ -19,7 +19,7 @@ export MEMEX_PROJECT=quickstart      # one project, whatever directory you run f
 header() { printf '\n\033[1m== %s\033[0m\n%s\n\n' "$1" "$2"; }
 
 header "build" "go build -o $tmp/memex ./cmd/memex"
-(cd "$repo" && go build -o "$tmp/memex" ./cmd/memex)
+(cd "$repo" && CGO_ENABLED=0 go build -o "$tmp/memex" ./cmd/memex)
 memex="$tmp/memex"
 agent="$repo/examples/agent/agent.sh"
 question="How do I find a data race in my Go tests?"
