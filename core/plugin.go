@@ -93,6 +93,47 @@ type CandidateBatcher interface {
 	RecordCandidates(ctx context.Context, reqs []CandidateRequest) ([]CandidateResult, error)
 }
 
+// RunRecorder records everything one run reports — its hit, the
+// validations of the QAs it used and its candidate — in one atomic write,
+// each part exactly as RecordHit, RecordValidation and RecordCandidate would
+// (idempotent per EventID). All or nothing. Nil or empty parts are skipped.
+// The engine uses it when the store has it: one commit per run.
+type RunRecorder interface {
+	RecordRun(ctx context.Context, r RunReport) (RunRecords, error)
+}
+
+// RunReport is what one run reports.
+type RunReport struct {
+	Hit         *HitRequest
+	Validations []ValidateRequest
+	Candidate   *CandidateRequest
+}
+
+// Validate checks every part; the error names the part and the field.
+func (r RunReport) Validate() error {
+	if r.Hit != nil {
+		if err := r.Hit.Validate(); err != nil {
+			return err
+		}
+	}
+	for _, v := range r.Validations {
+		if err := v.Validate(); err != nil {
+			return err
+		}
+	}
+	if r.Candidate != nil {
+		return r.Candidate.Validate()
+	}
+	return nil
+}
+
+// RunRecords is what RecordRun stored.
+type RunRecords struct {
+	Hit       *HitResult
+	Records   []Record // one per validation, in order
+	Candidate *CandidateResult
+}
+
 // Expirer runs the expiry job: candidates never validated within the
 // candidate TTL are deprecated. It returns how many changed.
 type Expirer interface {

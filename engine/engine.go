@@ -292,6 +292,8 @@ type PostResult struct {
 	// Errors are the memory writes that failed. They are reported, never
 	// fatal: the run's exit code stands.
 	Errors []error `json:"-"`
+
+	candidateErr error // the candidate write's error, for the stage hook
 }
 
 // Post evaluates the run (SPEC §3.3) and records what it proves: one hit
@@ -317,6 +319,9 @@ func (e *Engine) Post(ctx context.Context, in PostInput) (PostResult, error) {
 		(pre.MemoryErr == nil || e.spoolAfterSearchFailure(pre)) // outbox: see outbox.go
 	down := false
 
+	// Build every record first, then write: in one atomic call when the
+	// store is a core.RunRecorder (one commit per run), else one by one.
+	var valReqs []core.ValidateRequest
 	if memoryOn {
 		receipts := receiptsOf(pre.Matches)
 		if req, ok := core.BuildHitRequest(pre.ProjectID, pre.RunID, NewID("ev"), pre.Shown, res.Evaluation.Used); ok {
@@ -330,58 +335,126 @@ func (e *Engine) Post(ctx context.Context, in PostInput) (PostResult, error) {
 				}
 			}
 			res.Hit = &req
-			var hr core.HitResult
-			err := e.write(ctx, &down, func(c context.Context) (err error) { hr, err = e.store.RecordHit(c, req); return err })
-			if err != nil {
-				res.Errors = append(res.Errors, fmt.Errorf("record hit: %w", err))
-			} else {
-				res.HitResult = &hr
-			}
-			e.emit(ctx, StageEvent{Stage: StageHit, RunID: pre.RunID, Data: req, Err: err})
 		}
 		for _, v := range res.Evaluation.Validations {
 			req := core.BuildValidateRequest(pre.ProjectID, v.QAID, pre.RunID, NewID("ev"), v.Result, v.Strength,
 				core.RunContext{ExitCode: in.Outcome.ExitCode, Duration: in.Outcome.Duration, Reason: string(v.Strength)}, e.now())
 			req.ReceiptID = receipts[v.QAID]
-			res.Validations = append(res.Validations, req)
-			var rec core.Record
-			err := e.write(ctx, &down, func(c context.Context) (err error) { rec, err = e.store.RecordValidation(c, req); return err })
-			if err != nil {
-				res.Errors = append(res.Errors, fmt.Errorf("record validation %s: %w", v.QAID, err))
-			} else {
-				res.Records = append(res.Records, rec)
-			}
-			e.emit(ctx, StageEvent{Stage: StageValidation, RunID: pre.RunID, Data: req, Err: err})
+			valReqs = append(valReqs, req)
 		}
+		res.Validations = valReqs
+	}
+	res.Candidate = e.candidateRequest(in, res.Evaluation, memoryOn)
+
+	if rr, ok := e.store.(core.RunRecorder); ok && memoryOn {
+		e.recordRun(ctx, rr, &res, &down)
+	} else if memoryOn {
+		e.recordEach(ctx, &res, &down)
 	}
 
-	var cerr error
-	res.Candidate, cerr = e.candidate(ctx, in, res.Evaluation, memoryOn, &down)
-	if cerr != nil {
-		res.Errors = append(res.Errors, fmt.Errorf("record candidate: %w", cerr))
-	}
-	e.emit(ctx, StageEvent{Stage: StageCandidate, RunID: pre.RunID, Data: res.Candidate, Err: cerr})
+	e.emit(ctx, StageEvent{Stage: StageCandidate, RunID: pre.RunID, Data: res.Candidate, Err: res.candidateErr})
 	if err := ctx.Err(); err != nil {
 		return res, fmt.Errorf("engine: post: %w", err)
 	}
 	return res, nil
 }
 
-// candidate runs extraction and sends the candidate. The error is the
-// failed write (the report then has a Request and no Result).
-func (e *Engine) candidate(ctx context.Context, in PostInput, ev gatekeeper.Evaluation, memoryOn bool, down *bool) (CandidateReport, error) {
+// recordRun writes the run's records in one RecordRun call. All or nothing:
+// on an error every part reports it.
+func (e *Engine) recordRun(ctx context.Context, rr core.RunRecorder, res *PostResult, down *bool) {
+	runID := ""
+	report := core.RunReport{Hit: res.Hit, Validations: res.Validations, Candidate: res.Candidate.Request}
+	if report.Hit == nil && len(report.Validations) == 0 && report.Candidate == nil {
+		return
+	}
+	var out core.RunRecords
+	err := e.write(ctx, down, func(c context.Context) (err error) { out, err = rr.RecordRun(c, report); return err })
+	if errors.Is(err, core.ErrNotFound) {
+		// A QA vanished since the search (deleted meanwhile): the atomic
+		// report stored nothing, so record the parts that still apply one
+		// by one (their event ids keep them exactly once).
+		e.recordEach(ctx, res, down)
+		return
+	}
+	if res.Hit != nil {
+		runID = res.Hit.RunID
+		if err != nil {
+			res.Errors = append(res.Errors, fmt.Errorf("record hit: %w", err))
+		} else {
+			res.HitResult = out.Hit
+		}
+		e.emit(ctx, StageEvent{Stage: StageHit, RunID: runID, Data: *res.Hit, Err: err})
+	}
+	for i, v := range res.Validations {
+		if err != nil {
+			res.Errors = append(res.Errors, fmt.Errorf("record validation %s: %w", v.QAID, err))
+		} else if i < len(out.Records) {
+			res.Records = append(res.Records, out.Records[i])
+		}
+		e.emit(ctx, StageEvent{Stage: StageValidation, RunID: v.RunID, Data: v, Err: err})
+	}
+	if res.Candidate.Request != nil {
+		if err != nil {
+			res.Candidate.Skipped = "write_failed"
+			res.candidateErr = err
+			res.Errors = append(res.Errors, fmt.Errorf("record candidate: %w", err))
+		} else {
+			res.Candidate.Result = out.Candidate
+		}
+	}
+}
+
+// recordEach writes the run's records one call at a time.
+func (e *Engine) recordEach(ctx context.Context, res *PostResult, down *bool) {
+	if res.Hit != nil {
+		req := *res.Hit
+		var hr core.HitResult
+		err := e.write(ctx, down, func(c context.Context) (err error) { hr, err = e.store.RecordHit(c, req); return err })
+		if err != nil {
+			res.Errors = append(res.Errors, fmt.Errorf("record hit: %w", err))
+		} else {
+			res.HitResult = &hr
+		}
+		e.emit(ctx, StageEvent{Stage: StageHit, RunID: req.RunID, Data: req, Err: err})
+	}
+	for _, req := range res.Validations {
+		var rec core.Record
+		err := e.write(ctx, down, func(c context.Context) (err error) { rec, err = e.store.RecordValidation(c, req); return err })
+		if err != nil {
+			res.Errors = append(res.Errors, fmt.Errorf("record validation %s: %w", req.QAID, err))
+		} else {
+			res.Records = append(res.Records, rec)
+		}
+		e.emit(ctx, StageEvent{Stage: StageValidation, RunID: req.RunID, Data: req, Err: err})
+	}
+	if req := res.Candidate.Request; req != nil {
+		var cr core.CandidateResult
+		if err := e.write(ctx, down, func(c context.Context) (err error) { cr, err = e.store.RecordCandidate(c, *req); return err }); err != nil {
+			res.Candidate.Skipped = "write_failed"
+			res.candidateErr = err
+			res.Errors = append(res.Errors, fmt.Errorf("record candidate: %w", err))
+			e.log.Warn("record candidate failed", "op", "candidate", "project", req.ProjectID, "error", err)
+		} else {
+			res.Candidate.Result = &cr
+		}
+	}
+}
+
+// candidateRequest runs extraction and builds the candidate to send (the
+// report's Request), or says why there is none.
+func (e *Engine) candidateRequest(in PostInput, ev gatekeeper.Evaluation, memoryOn bool) CandidateReport {
 	pre := in.Pre
 	switch {
 	case in.Pre.MemoryErr != nil && !e.spoolAfterSearchFailure(in.Pre):
-		return CandidateReport{Skipped: "memory_unavailable"}, nil
+		return CandidateReport{Skipped: "memory_unavailable"}
 	case !memoryOn:
-		return CandidateReport{Skipped: "memory_off"}, nil
+		return CandidateReport{Skipped: "memory_off"}
 	case !e.cfg.Candidates:
-		return CandidateReport{Skipped: "disabled"}, nil
+		return CandidateReport{Skipped: "disabled"}
 	case !ev.Passed:
-		return CandidateReport{Skipped: "run_failed"}, nil
+		return CandidateReport{Skipped: "run_failed"}
 	case len(ev.Used) > 0:
-		return CandidateReport{Skipped: "covered"}, nil
+		return CandidateReport{Skipped: "covered"}
 	}
 	verifyPassed := in.Outcome.Verify != nil && in.Outcome.Verify.ExitCode == 0
 	c, ok, reason := extract.Extract(extract.Input{
@@ -394,7 +467,7 @@ func (e *Engine) candidate(ctx context.Context, in PostInput, ev gatekeeper.Eval
 		MemoryBlock:  pre.Block.Text,
 	}, e.cfg.Extract, e.redact)
 	if !ok {
-		return CandidateReport{Skipped: reason}, nil
+		return CandidateReport{Skipped: reason}
 	}
 	if c.Quarantined {
 		if c.Metadata == nil {
@@ -404,15 +477,7 @@ func (e *Engine) candidate(ctx context.Context, in PostInput, ev gatekeeper.Eval
 	}
 	req := core.BuildCandidateRequest(pre.ProjectID, pre.RunID, NewID("ev"), c.Question, c.Answer, c.Tags, c.Confidence,
 		c.Metadata, &core.Evidence{Result: ev.Result, Strength: ev.Strength})
-	rep := CandidateReport{Request: &req}
-	var cr core.CandidateResult
-	if err := e.write(ctx, down, func(c context.Context) (err error) { cr, err = e.store.RecordCandidate(c, req); return err }); err != nil {
-		rep.Skipped = "write_failed"
-		e.log.Warn("record candidate failed", "op", "candidate", "project", pre.ProjectID, "error", err)
-		return rep, err
-	}
-	rep.Result = &cr
-	return rep, nil
+	return CandidateReport{Request: &req}
 }
 
 // write runs one memory write bounded by MemoryTimeout. Once a write finds

@@ -458,3 +458,48 @@ func TestPostQuotesReceipts(t *testing.T) {
 		t.Errorf("validation receipt = %+v, want rcpt-9.0", s.vals)
 	}
 }
+
+// runRecorder is a fakeStore that also records whole runs.
+type runRecorder struct {
+	*fakeStore
+	runs []core.RunReport
+}
+
+func (r *runRecorder) RecordRun(_ context.Context, rep core.RunReport) (core.RunRecords, error) {
+	r.runs = append(r.runs, rep)
+	out := core.RunRecords{}
+	if rep.Hit != nil {
+		out.Hit = &core.HitResult{Updated: len(rep.Hit.References)}
+	}
+	for _, v := range rep.Validations {
+		out.Records = append(out.Records, core.Record{QAID: v.QAID})
+	}
+	return out, nil
+}
+
+// TestPostOneWriteWithRunRecorder: a store that records whole runs gets the
+// hit and the validation in one call, not one call each.
+func TestPostOneWriteWithRunRecorder(t *testing.T) {
+	fs := &fakeStore{search: func(context.Context, core.SearchRequest) ([]core.Match, error) {
+		return []core.Match{trustedMatch("qa-1")}, nil
+	}}
+	s := &runRecorder{fakeStore: fs}
+	e := newEngine(t, s, nil)
+	pre, err := e.Pre(t.Context(), engine.Task{ProjectID: "p", Query: query, RunID: "run-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	post, err := e.Post(t.Context(), engine.PostInput{Pre: pre, Outcome: passingRun("Used [QA_REF qa-1].")})
+	if err != nil || len(post.Errors) != 0 {
+		t.Fatalf("post: %v %v", err, post.Errors)
+	}
+	if len(s.runs) != 1 || s.runs[0].Hit == nil || len(s.runs[0].Validations) != 1 {
+		t.Fatalf("RecordRun calls = %+v, want one with the hit and one validation", s.runs)
+	}
+	if len(fs.hits) != 0 || len(fs.vals) != 0 {
+		t.Errorf("single writes were made too: hits %d validations %d", len(fs.hits), len(fs.vals))
+	}
+	if post.HitResult == nil || len(post.Records) != 1 {
+		t.Errorf("post result not filled from RecordRun: %+v", post)
+	}
+}

@@ -379,3 +379,54 @@ func testCandidateBatcher(t *testing.T, newPlugin NewFunc) {
 		t.Errorf("a failed batch stored %d QAs", len(ms))
 	}
 }
+
+func testRunRecorder(t *testing.T, newPlugin NewFunc) {
+	p := newPlugin(t)
+	rr, ok := p.(core.RunRecorder)
+	if !ok {
+		t.Skip("plugin does not implement core.RunRecorder")
+	}
+	g := getter(t, p)
+	id := addQA(t, p, core.CandidateRequest{Question: "How do I rebuild the walrus index?", Answer: "Run walrus reindex --all."})
+	report := core.RunReport{
+		Hit: &core.HitRequest{ProjectID: projA, References: []core.HitRef{{QAID: id, Shown: true, Used: true}}, RunID: "run-r1", EventID: "rr-hit"},
+		Validations: []core.ValidateRequest{{ProjectID: projA, QAID: id, Result: "pass", SignalStrength: "strong", RunID: "run-r1", EventID: "rr-val"}},
+		Candidate: &core.CandidateRequest{ProjectID: projA, Question: "How do I compact the walrus journal?", Answer: "Stop writers, then walrus compact.",
+			RunID: "run-r1", EventID: "rr-cand", Evidence: &core.Evidence{Result: core.ResultPass, Strength: core.StrengthStrong}},
+	}
+	ctx := as(t, "agent-run")
+	out, err := rr.RecordRun(ctx, report)
+	if err != nil {
+		t.Fatalf("RecordRun: %v", err)
+	}
+	if out.Hit == nil || out.Hit.Updated != 1 || len(out.Records) != 1 || out.Candidate == nil || out.Candidate.QAID == "" {
+		t.Fatalf("RecordRun = %+v, want a hit, one record and a candidate", out)
+	}
+	// Repeating the report (a retried write) changes nothing.
+	if _, err := rr.RecordRun(ctx, report); err != nil {
+		t.Fatalf("repeat: %v", err)
+	}
+	r := get(t, g, projA, id)
+	if r.UsageCount != 1 || r.UseCount != 1 || r.SuccessCount != 1 || r.StrongSignalCount != 1 {
+		t.Errorf("counters after a run reported twice: usage %d use %d success %d strong %d, want 1 each",
+			r.UsageCount, r.UseCount, r.SuccessCount, r.StrongSignalCount)
+	}
+	// All or nothing: a report with an invalid part stores none of it.
+	bad := core.RunReport{
+		Hit:         &core.HitRequest{ProjectID: projA, References: []core.HitRef{{QAID: id, Shown: true}}, EventID: "rr-hit-2"},
+		Validations: []core.ValidateRequest{{ProjectID: projA, QAID: id, Result: "maybe", EventID: "rr-val-2"}},
+	}
+	if _, err := rr.RecordRun(ctx, bad); !errors.Is(err, core.ErrInvalid) {
+		t.Fatalf("invalid report: err = %v, want ErrInvalid", err)
+	}
+	missing := core.RunReport{
+		Hit:         &core.HitRequest{ProjectID: projA, References: []core.HitRef{{QAID: id, Shown: true}}, EventID: "rr-hit-3"},
+		Validations: []core.ValidateRequest{{ProjectID: projA, QAID: "qa-missing", Result: "pass", EventID: "rr-val-3"}},
+	}
+	if _, err := rr.RecordRun(ctx, missing); !errors.Is(err, core.ErrNotFound) {
+		t.Fatalf("report validating a missing QA: err = %v, want ErrNotFound", err)
+	}
+	if r := get(t, g, projA, id); r.UsageCount != 1 {
+		t.Errorf("a failed report changed usage_count to %d", r.UsageCount)
+	}
+}

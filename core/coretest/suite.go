@@ -59,6 +59,7 @@ func Run(t *testing.T, newPlugin func(t *testing.T) core.MemoryPlugin) {
 		{"Statser", testStatser},
 		{"Pinger", testPinger},
 		{"CandidateBatcher", testCandidateBatcher},
+		{"RunRecorder", testRunRecorder},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newPlugin) })

@@ -44,6 +44,7 @@ var (
 	_ core.Statser          = (*Store)(nil)
 	_ core.Pinger           = (*Store)(nil)
 	_ core.CandidateBatcher = (*Store)(nil)
+	_ core.RunRecorder      = (*Store)(nil)
 	_ io.Closer             = (*Store)(nil)
 )
 

@@ -311,8 +311,20 @@ func (s *Store) RecordValidation(ctx context.Context, req core.ValidateRequest) 
 	now := s.cfg.clock().UTC()
 	v := s.vote(ctx, req.RunID, res, strength, now)
 	var out core.Record
-	err = s.update(ctx, "record validation", func(tx *bolt.Tx) error {
-		out = core.Record{}
+	err = s.update(ctx, "record validation", func(tx *bolt.Tx) (err error) {
+		out, err = s.validationTx(tx, req, v)
+		return err
+	})
+	if err != nil {
+		return core.Record{}, err
+	}
+	return out, nil
+}
+
+// validationTx is RecordValidation's transaction body.
+func (s *Store) validationTx(tx *bolt.Tx, req core.ValidateRequest, v trust.Vote) (core.Record, error) {
+	var out core.Record
+	err := func() error {
 		var ek []byte
 		if req.EventID != "" {
 			ek = eventKey("v", req.ProjectID, req.EventID)
@@ -338,11 +350,8 @@ func (s *Store) RecordValidation(ctx context.Context, req core.ValidateRequest) 
 			return saveEvent(tx, ek, out)
 		}
 		return nil
-	})
-	if err != nil {
-		return core.Record{}, err
-	}
-	return out, nil
+	}()
+	return out, err
 }
 
 // RecordHit counts shown/used references; trust never changes.
@@ -352,8 +361,20 @@ func (s *Store) RecordHit(ctx context.Context, req core.HitRequest) (core.HitRes
 	}
 	now := s.cfg.clock().UTC()
 	var out core.HitResult
-	err := s.update(ctx, "record hit", func(tx *bolt.Tx) error {
-		out = core.HitResult{}
+	err := s.update(ctx, "record hit", func(tx *bolt.Tx) (err error) {
+		out, err = hitTx(tx, req, now)
+		return err
+	})
+	if err != nil {
+		return core.HitResult{}, err
+	}
+	return out, nil
+}
+
+// hitTx is RecordHit's transaction body.
+func hitTx(tx *bolt.Tx, req core.HitRequest, now time.Time) (core.HitResult, error) {
+	var out core.HitResult
+	err := func() error {
 		var ek []byte
 		if req.EventID != "" {
 			ek = eventKey("h", req.ProjectID, req.EventID)
@@ -388,9 +409,56 @@ func (s *Store) RecordHit(ctx context.Context, req core.HitRequest) (core.HitRes
 			return saveEvent(tx, ek, out)
 		}
 		return nil
+	}()
+	return out, err
+}
+
+// RecordRun records one run's hit, validations and candidate in one
+// transaction: one commit and one fsync instead of one per write, each part
+// exactly as its single method would (idempotent per event id). All or
+// nothing (core.RunRecorder).
+func (s *Store) RecordRun(ctx context.Context, r core.RunReport) (core.RunRecords, error) {
+	if err := r.Validate(); err != nil {
+		return core.RunRecords{}, fmt.Errorf("embedded: record run: %w", err)
+	}
+	now := s.cfg.clock().UTC()
+	votes := make([]trust.Vote, len(r.Validations))
+	for i, v := range r.Validations {
+		res, strength, _ := v.Outcome() // checked by Validate
+		votes[i] = s.vote(ctx, v.RunID, res, strength, now)
+	}
+	var creator string
+	if r.Candidate != nil {
+		_, creator = evidenceSource(ctx, r.Candidate.RunID)
+	}
+	var out core.RunRecords
+	err := s.update(ctx, "record run", func(tx *bolt.Tx) error {
+		out = core.RunRecords{}
+		if r.Hit != nil {
+			h, err := hitTx(tx, *r.Hit, now)
+			if err != nil {
+				return fmt.Errorf("hit: %w", err)
+			}
+			out.Hit = &h
+		}
+		for i, v := range r.Validations {
+			rec, err := s.validationTx(tx, v, votes[i])
+			if err != nil {
+				return fmt.Errorf("validation %s: %w", v.QAID, err)
+			}
+			out.Records = append(out.Records, rec)
+		}
+		if r.Candidate != nil {
+			c, err := s.candidateTx(ctx, tx, *r.Candidate, creator, now)
+			if err != nil {
+				return fmt.Errorf("candidate: %w", err)
+			}
+			out.Candidate = &c
+		}
+		return nil
 	})
 	if err != nil {
-		return core.HitResult{}, err
+		return core.RunRecords{}, err
 	}
 	return out, nil
 }
