@@ -91,3 +91,24 @@ func BenchmarkValidateParallel(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "validations/s")
 }
+
+// BenchmarkReindex measures an answer edit of a random QA of a project of
+// benchN QAs: the commit script removes the QA's postings and splices the
+// new ones into its terms' lists (a sequential scan of each list).
+func BenchmarkReindex(b *testing.B) {
+	n := benchN(b)
+	s, _ := benchStore(b, n)
+	recs := coretest.Corpus(n, "bench", 1)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		r := recs[rand.IntN(n)]
+		answer := r.Answer
+		if i++; i%2 == 0 {
+			answer += " edited"
+		}
+		if _, err := s.Patch(b.Context(), core.PatchRequest{ProjectID: "bench", QAID: r.QAID, Answer: &answer}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -37,7 +37,7 @@ type stored struct {
 	LastUsed int64          `json:"lu,omitempty"` // unix ms
 	LastVal  int64          `json:"lv,omitempty"` // unix ms
 	Created  int64          `json:"c"`            // unix ms
-	Updated  int64          `json:"u"`            // unix ms
+	Updated  int64          `json:"u,omitempty"`  // unix ms; omitted when equal to Created
 	Hash     string         `json:"h,omitempty"`  // only when it differs from ContentHash(q, a)
 	Shared   []string       `json:"sh,omitempty"`
 	Doc      uint64         `json:"d"`
@@ -54,7 +54,7 @@ type stored struct {
 // head is the part of a stored record search ranks on; decoding it skips
 // the text fields' allocation.
 type head struct {
-	Updated int64        `json:"u"`
+	Updated int64        `json:"u,omitempty"`
 	Created int64        `json:"c"`
 	LastVal int64        `json:"lv"`
 	Quar    bool         `json:"qu"`
@@ -77,6 +77,9 @@ func decodeHead(project, id, v string) (*stored, error) {
 	}
 	if h.State == nil {
 		h.State = trust.NewState(h.Creator, fromMS(h.Created))
+	}
+	if h.Updated == 0 {
+		h.Updated = h.Created
 	}
 	return &stored{ID: id, Updated: h.Updated, Created: h.Created, LastVal: h.LastVal, Quar: h.Quar,
 		Shared: h.Shared, Doc: h.Doc, State: h.State, project: project, raw: v}, nil
@@ -159,13 +162,14 @@ func pristine(st *trust.State, created int64) bool {
 
 // encode returns the value stored at the record key for version ver.
 func (s *stored) encode(ver int64) (string, error) {
-	v := s
+	cp := *s
 	if pristine(s.State, s.Created) {
-		cp := *s
 		cp.Creator, cp.State = s.State.Creator, nil
-		v = &cp
 	}
-	b, err := json.Marshal(v)
+	if cp.Updated == cp.Created {
+		cp.Updated = 0
+	}
+	b, err := json.Marshal(&cp)
 	if err != nil {
 		return "", fmt.Errorf("encode record %s: %w", s.ID, err)
 	}
@@ -187,6 +191,9 @@ func decodeStored(project, id, v string) (*stored, error) {
 		s.State = trust.NewState(s.Creator, fromMS(s.Created))
 	}
 	s.Creator = ""
+	if s.Updated == 0 {
+		s.Updated = s.Created
+	}
 	s.ID = id
 	if s.State.Sources == nil {
 		s.State.Sources = map[string]*trust.SourceEvidence{}
@@ -195,46 +202,121 @@ func decodeStored(project, id, v string) (*stored, error) {
 	return &s, nil
 }
 
-// A posting is 10 bytes: document id (uint32), question and answer term
-// frequency (uint8 each, saturated at 255), question and answer length in
-// terms (uint16 each, saturated at 65535), big-endian. Posting lists are the
-// concatenation of their postings (APPEND adds one; the commit script
-// removes one by its aligned document id).
-const postingSize = 10
+// A posting list is a 4-byte big-endian header holding the largest
+// document id in the list, then its postings in ascending document order.
+// A posting is the uvarint gap to the previous document id (the first: the
+// id itself), then the question and answer term frequencies: one byte
+// tfQ<<4|tfA when tfQ < 8 and tfA < 16, else the byte 0x80 and two
+// uvarints. A typical posting is 2–3 bytes. The field lengths of a document
+// are stored once, in its project's lens buckets (lensEntry), not in every
+// posting. The commit script appends (header update + APPEND when the
+// document is the largest, else an ordered merge) and removes (sequential
+// scan, the next gap is re-encoded). docs/REDIS.md, memory.
+const postingHeader = 4
 
-func sat8(v uint32) byte {
-	return byte(min(v, 255))
+// postingRest encodes a posting without its document gap.
+func postingRest(tf retrieval.TF) string {
+	if tf[0] < 8 && tf[1] < 16 {
+		return string([]byte{byte(tf[0]<<4 | tf[1])})
+	}
+	b := []byte{0x80}
+	b = binary.AppendUvarint(b, uint64(tf[0]))
+	b = binary.AppendUvarint(b, uint64(tf[1]))
+	return string(b)
 }
 
-func sat16(v uint32) uint16 { return uint16(min(v, 65535)) }
+// lensSize is the bytes of one document's field lengths in a lens bucket:
+// question and answer length in terms, uint16 big-endian each (saturated).
+const lensSize = 4
 
-func packPosting(doc uint64, tf retrieval.TF, lens [retrieval.NumFields]uint32) string {
-	var b [postingSize]byte
-	binary.BigEndian.PutUint32(b[0:], uint32(doc))
-	b[4] = sat8(tf[0])
-	b[5] = sat8(tf[1])
-	binary.BigEndian.PutUint16(b[6:], sat16(lens[0]))
-	binary.BigEndian.PutUint16(b[8:], sat16(lens[1]))
+// lensBucket is how many documents share one lens string (4 KiB).
+const lensBucket = 1024
+
+// lensEntry encodes a document's field lengths.
+func lensEntry(lens [retrieval.NumFields]uint32) string {
+	var b [lensSize]byte
+	binary.BigEndian.PutUint16(b[0:], uint16(min(lens[0], 65535)))
+	binary.BigEndian.PutUint16(b[2:], uint16(min(lens[1], 65535)))
 	return string(b[:])
 }
 
-func docBytes(doc uint64) string {
-	var b [4]byte
-	binary.BigEndian.PutUint32(b[:], uint32(doc))
-	return string(b[:])
+// lensOf reads document doc's field lengths from its lens bucket (zero
+// when the bucket is short).
+func lensOf(bucket string, doc uint64) [retrieval.NumFields]uint32 {
+	i := int(doc%lensBucket) * lensSize
+	if i+lensSize > len(bucket) {
+		return [retrieval.NumFields]uint32{}
+	}
+	return [retrieval.NumFields]uint32{uint32(bucket[i])<<8 | uint32(bucket[i+1]), uint32(bucket[i+2])<<8 | uint32(bucket[i+3])}
 }
 
-// forPostings calls fn for every posting of a packed list.
-func forPostings(list string, fn func(doc uint64, tf retrieval.TF, lens [retrieval.NumFields]uint32) bool) {
-	for i := 0; i+postingSize <= len(list); i += postingSize {
-		p := list[i : i+postingSize]
-		doc := uint64(p[0])<<24 | uint64(p[1])<<16 | uint64(p[2])<<8 | uint64(p[3])
-		tf := retrieval.TF{uint32(p[4]), uint32(p[5])}
-		lens := [retrieval.NumFields]uint32{uint32(p[6])<<8 | uint32(p[7]), uint32(p[8])<<8 | uint32(p[9])}
-		if !fn(doc, tf, lens) {
+// uvarintGap encodes a document gap.
+func uvarintGap(d uint64) string { return string(binary.AppendUvarint(nil, d)) }
+
+// readUvarint decodes a uvarint of s at i; ok is false when s is cut short
+// or the value overflows 32 bits.
+func readUvarint(s string, i int) (v uint64, next int, ok bool) {
+	var shift uint
+	for ; i < len(s); i++ {
+		c := s[i]
+		v |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			return v, i + 1, v < 1<<32
+		}
+		if shift += 7; shift > 28 {
+			return 0, i, false
+		}
+	}
+	return 0, i, false
+}
+
+// forPostings calls fn for every posting of a packed list (a corrupt tail
+// is ignored).
+func forPostings(list string, fn func(doc uint64, tf retrieval.TF) bool) {
+	var doc uint64
+	for i := postingHeader; i < len(list); {
+		var gap, a, b uint64
+		var ok bool
+		if gap, i, ok = readUvarint(list, i); !ok || i >= len(list) {
+			return
+		}
+		doc += gap
+		if c := list[i]; c < 0x80 {
+			a, b = uint64(c>>4), uint64(c&15)
+			i++
+		} else {
+			if a, i, ok = readUvarint(list, i+1); !ok {
+				return
+			}
+			if b, i, ok = readUvarint(list, i); !ok {
+				return
+			}
+		}
+		if !fn(doc, retrieval.TF{uint32(a), uint32(b)}) {
 			return
 		}
 	}
+}
+
+// countPostings is the number of postings of a packed list (its document
+// frequency).
+func countPostings(list string) int64 {
+	var n int64
+	forPostings(list, func(uint64, retrieval.TF) bool { n++; return true })
+	return n
+}
+
+// docValue is the value of a record's field in its docs bucket: its qa_id
+// and created_at (unix ms, base 36), which List, Stats and Expire order by.
+func docValue(id string, created int64) string {
+	return id + " " + strconv.FormatInt(created, 36)
+}
+
+// docEntry parses a docValue.
+func docEntry(v string) (id string, created int64) {
+	id, c, _ := strings.Cut(v, " ")
+	created, _ = strconv.ParseInt(c, 36, 64)
+	return id, created
 }
 
 // hashField is the content-hash index field: the first 16 hex digits (the

@@ -1,10 +1,16 @@
 package redisstore
 
 import (
+	"encoding/binary"
+	"errors"
+	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/retrieval"
@@ -63,27 +69,149 @@ func contains(s, sub string) bool {
 
 func TestPostingRoundTrip(t *testing.T) {
 	tests := []struct {
-		name           string
-		doc            uint64
-		tf             retrieval.TF
-		lens, wantLens [retrieval.NumFields]uint32
-		wantTF         retrieval.TF
+		name string
+		doc  uint64
+		tf   retrieval.TF
+		size int // bytes of the posting incl. its gap from doc 99
 	}{
-		{"small", 1, retrieval.TF{1, 2}, [2]uint32{5, 40}, [2]uint32{5, 40}, retrieval.TF{1, 2}},
-		{"saturated", 1<<32 - 1, retrieval.TF{300, 256}, [2]uint32{70000, 65535}, [2]uint32{65535, 65535}, retrieval.TF{255, 255}},
+		{"small tf in one byte", 100, retrieval.TF{1, 2}, 2},
+		{"answer only", 300, retrieval.TF{0, 15}, 3},
+		{"large tf escaped", 1<<32 - 1, retrieval.TF{300, 16}, 5 + 1 + 2 + 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			list := packPosting(99, retrieval.TF{1, 1}, [2]uint32{1, 1}) + packPosting(tc.doc, tc.tf, tc.lens)
+			first := "\x00\x00\x00\x00" + uvarintGap(99) + postingRest(retrieval.TF{1, 1})
+			p := uvarintGap(tc.doc-99) + postingRest(tc.tf)
+			if len(p) != tc.size {
+				t.Errorf("posting is %d bytes, want %d", len(p), tc.size)
+			}
 			var n int
-			forPostings(list, func(doc uint64, tf retrieval.TF, lens [retrieval.NumFields]uint32) bool {
-				if n++; n == 2 && (doc != tc.doc || tf != tc.wantTF || lens != tc.wantLens) {
-					t.Errorf("got doc %d tf %v lens %v", doc, tf, lens)
+			forPostings(first+p, func(doc uint64, tf retrieval.TF) bool {
+				if n++; n == 2 && (doc != tc.doc || tf != tc.tf) {
+					t.Errorf("got doc %d tf %v", doc, tf)
 				}
 				return true
 			})
-			if n != 2 {
+			if n != 2 || countPostings(first+p) != 2 {
 				t.Errorf("%d postings decoded, want 2", n)
+			}
+			if got := countPostings(first + p[:len(p)-1]); got != 1 {
+				t.Errorf("cut list: %d postings, want 1", got)
+			}
+		})
+	}
+}
+
+func TestLensEntry(t *testing.T) {
+	bucket := strings.Repeat("\x00", 5*lensSize) + lensEntry([2]uint32{7, 70000})
+	if got := lensOf(bucket, lensBucket+5); got != [2]uint32{7, 65535} {
+		t.Errorf("lens %v, want [7 65535]", got)
+	}
+	if got := lensOf(bucket, 6); got != [2]uint32{} {
+		t.Errorf("lens past the bucket %v, want zero", got)
+	}
+}
+
+// TestPostingScript runs the commit script's posting operations (ordered
+// append, out-of-order merge, removal) against a model.
+func TestPostingScript(t *testing.T) {
+	s := newShared(t)
+	ctx := t.Context()
+	key := s.k.post("plist", ownScope, "term")
+	bucket := s.k.postBucket("plist", ownScope, "term")
+	model := map[uint64]retrieval.TF{}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for step := range 400 {
+		b := newBatch(s.k.event("plist", "t", "plist", strconv.Itoa(step)))
+		n := 1 + rng.IntN(4)
+		if step < 200 {
+			n = 1 + rng.IntN(12) // grows past 4 KiB: the APPEND path
+		}
+		for range n {
+			doc := uint64(1 + rng.IntN(20000))
+			if step > 200 {
+				doc = uint64(1 + rng.IntN(60)) // dense: gaps of one byte, removals
+			}
+			if _, ok := model[doc]; ok && rng.IntN(2) == 0 {
+				b.op("prem", key, bucket, "term", doc)
+				delete(model, doc)
+				continue
+			}
+			tf := retrieval.TF{uint32(rng.IntN(10)), uint32(rng.IntN(20))}
+			b.op("padd", key, bucket, "term", doc, postingRest(tf))
+			model[doc] = tf
+		}
+		if code, _, err := s.commit(ctx, b, "r"); err != nil || code != commitApplied {
+			t.Fatalf("step %d: commit %d, %v", step, code, err)
+		}
+		list, err := s.rdb.Get(ctx, key).Result()
+		if errors.Is(err, redis.Nil) {
+			list, err = s.rdb.HGet(ctx, bucket, "term").Result()
+			if len(list) > 64 {
+				t.Fatalf("step %d: %d-byte list in the bucket hash", step, len(list))
+			}
+		} else if len(list) <= 64 {
+			if n, _ := s.rdb.HExists(ctx, bucket, "term").Result(); n {
+				t.Fatalf("step %d: list both in the bucket and its own key", step)
+			}
+		}
+		if errors.Is(err, redis.Nil) {
+			list = ""
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		got := map[uint64]retrieval.TF{}
+		prev := uint64(0)
+		forPostings(list, func(doc uint64, tf retrieval.TF) bool {
+			if doc <= prev && prev != 0 {
+				t.Fatalf("step %d: doc %d after %d", step, doc, prev)
+			}
+			got[doc], prev = tf, doc
+			return true
+		})
+		if diff := cmp.Diff(model, got); diff != "" {
+			t.Fatalf("step %d: postings (-want +got):\n%s", step, diff)
+		}
+		if len(list) >= postingHeader && binary.BigEndian.Uint32([]byte(list[:4])) != uint32(prev) {
+			t.Fatalf("step %d: header %x, largest doc %d", step, list[:4], prev)
+		}
+	}
+}
+
+func TestDenseRange(t *testing.T) {
+	build := func(docs []uint64) string {
+		var b strings.Builder
+		b.WriteString(string([]byte{byte(docs[len(docs)-1] >> 24), byte(docs[len(docs)-1] >> 16), byte(docs[len(docs)-1] >> 8), byte(docs[len(docs)-1])}))
+		prev := uint64(0)
+		for _, d := range docs {
+			b.WriteString(uvarintGap(d - prev))
+			b.WriteString(postingRest(retrieval.TF{1, 0}))
+			prev = d
+		}
+		return b.String()
+	}
+	var dense, sparse []uint64
+	for d := uint64(1000); d < 3100; d += 10 {
+		dense = append(dense, d)
+	}
+	for d := uint64(5); d < 100_000; d += 5000 {
+		sparse = append(sparse, d)
+	}
+	tests := []struct {
+		name   string
+		list   string
+		lo, hi uint64
+		ok     bool
+	}{
+		{"dense: every bucket of the range", build(dense), 0, 3, true},
+		{"sparse: decode instead", build(sparse), 0, 0, false},
+		{"empty", "", 0, 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			lo, hi, ok := denseRange(tc.list)
+			if ok != tc.ok || ok && (lo != tc.lo || hi != tc.hi) {
+				t.Errorf("denseRange = %d, %d, %v; want %d, %d, %v", lo, hi, ok, tc.lo, tc.hi, tc.ok)
 			}
 		})
 	}

@@ -5,7 +5,10 @@ package redisstore
 // a project runs in one Lua script on one cluster slot. Only the project
 // registry is outside any project's tag.
 
-import "strconv"
+import (
+	"hash/fnv"
+	"strconv"
+)
 
 type keys struct{ prefix string }
 
@@ -21,8 +24,9 @@ func (k keys) qa(p, id string) string { return k.tag(p) + "qa:" + id }
 // qaPrefix is qa(p, "") (Lua builds record keys from it).
 func (k keys) qaPrefix(p string) string { return k.tag(p) + "qa:" }
 
-// docs maps document ids (decimal) to qa_ids, in buckets of docBucket ids
-// so each bucket stays a compact listpack hash.
+// docs maps document ids (decimal) to "<qa_id> <created_at ms, base 36>"
+// (docValue), in buckets of docBucket ids so each bucket stays a compact
+// listpack hash. List, Stats and Expire read every bucket of a project.
 func (k keys) docs(p string, doc uint64) string {
 	return k.tag(p) + "docs:" + strconv.FormatUint(doc/docBucket, 10)
 }
@@ -31,12 +35,17 @@ func (k keys) docs(p string, doc uint64) string {
 // hashes of ≤ 128 small entries as listpacks).
 const docBucket = 128
 
-// hashes maps a content-hash prefix to a qa_id (candidate dedup).
-func (k keys) hashes(p string) string { return k.tag(p) + "hash" }
+// hashes maps a content-hash prefix (hashField) to a qa_id (candidate
+// dedup), in hashBuckets buckets chosen by the prefix, so each bucket of a
+// project of up to ~100k QAs stays a compact listpack hash.
+func (k keys) hashes(p, field string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(field))
+	return k.tag(p) + "hash:" + strconv.FormatUint(uint64(h.Sum32()%hashBuckets), 10)
+}
 
-// list is a sorted set of qa_ids scored by created_at (ms), for List,
-// Stats and Expire.
-func (k keys) list(p string) string { return k.tag(p) + "list" }
+// hashBuckets is the number of content-hash index buckets per project.
+const hashBuckets = 1024
 
 // stats holds collection statistics per scope ("n:"/"q:"/"a:" + scope)
 // and the document id sequence ("seq").
@@ -45,6 +54,27 @@ func (k keys) stats(p string) string { return k.tag(p) + "stats" }
 // post is the packed posting list of term in scope of p (scope "o" = the
 // project's own QAs, "s:<target>" = its QAs shared with target).
 func (k keys) post(p, scope, term string) string { return k.tag(p) + "p:" + scope + ":" + term }
+
+// postBucket is the hash holding, as field term, the posting lists of
+// scope of p that are at most 64 bytes long (commitScript moves a list to
+// its own key post(p, scope, term) when it grows past that): one Redis key
+// per rare term would cost more than its postings.
+func (k keys) postBucket(p, scope, term string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(term))
+	return k.tag(p) + "ps:" + scope + ":" + strconv.FormatUint(uint64(h.Sum32()%postBuckets), 10)
+}
+
+// postBuckets is the number of short-posting-list hashes per scope.
+const postBuckets = 512
+
+// lens holds the field lengths (lensEntry) of the lensBucket documents of
+// p whose ids share doc/lensBucket, lensSize bytes each at
+// (doc%lensBucket)*lensSize. A deleted document's entry stays (harmless:
+// it is in no posting list).
+func (k keys) lens(p string, doc uint64) string {
+	return k.tag(p) + "len:" + strconv.FormatUint(doc/lensBucket, 10)
+}
 
 // rep is the project's reputation book: "sa:"/"sd:" + source (agreement),
 // "cp:"/"cr:" + creator (proven, rejected).

@@ -32,6 +32,9 @@ type scope struct {
 // plus the scopes' collection stats. Doc ids are scope index << 32 | doc.
 type source struct {
 	scopes []*scope
+	// lens holds the lens buckets of the documents in the postings, per
+	// owner, indexed by bucket number ("" where not read).
+	lens map[string][]string
 }
 
 func (src *source) Stats(ctx context.Context) (retrieval.Stats, error) {
@@ -47,7 +50,7 @@ func (src *source) Stats(ctx context.Context) (retrieval.Stats, error) {
 func (src *source) DocFreq(ctx context.Context, term string) (int64, error) {
 	var n int64
 	for _, sc := range src.scopes {
-		n += int64(len(sc.posts[term]) / postingSize)
+		n += countPostings(sc.posts[term])
 	}
 	return n, ctx.Err()
 }
@@ -55,8 +58,13 @@ func (src *source) DocFreq(ctx context.Context, term string) (int64, error) {
 func (src *source) Postings(ctx context.Context, term string, fn func(retrieval.Posting) bool) error {
 	for i, sc := range src.scopes {
 		stop := false
-		forPostings(sc.posts[term], func(doc uint64, tf retrieval.TF, lens [retrieval.NumFields]uint32) bool {
-			if !fn(retrieval.Posting{Doc: uint64(i)<<32 | doc, TF: tf, Len: lens}) {
+		lens := src.lens[sc.owner]
+		forPostings(sc.posts[term], func(doc uint64, tf retrieval.TF) bool {
+			var bucket string
+			if n := doc / lensBucket; n < uint64(len(lens)) {
+				bucket = lens[n]
+			}
+			if !fn(retrieval.Posting{Doc: uint64(i)<<32 | doc, TF: tf, Len: lensOf(bucket, doc)}) {
 				stop = true
 			}
 			return !stop
@@ -83,6 +91,7 @@ type scopeCmds struct {
 	sc    *scope
 	stats *redis.SliceCmd
 	posts []*redis.StringCmd
+	short []*redis.StringCmd
 }
 
 func (s *Store) queueScope(ctx context.Context, pipe redis.Pipeliner, sc *scope, terms []string) *scopeCmds {
@@ -90,6 +99,7 @@ func (s *Store) queueScope(ctx context.Context, pipe redis.Pipeliner, sc *scope,
 	c.stats = pipe.HMGet(ctx, s.k.stats(sc.owner), "n:"+sc.name, "q:"+sc.name, "a:"+sc.name)
 	for _, t := range terms {
 		c.posts = append(c.posts, pipe.Get(ctx, s.k.post(sc.owner, sc.name, t)))
+		c.short = append(c.short, pipe.HGet(ctx, s.k.postBucket(sc.owner, sc.name, t), t))
 	}
 	return c
 }
@@ -109,6 +119,9 @@ func (c *scopeCmds) fill(terms []string) error {
 	c.sc.posts = make(map[string]string, len(terms))
 	for i, t := range terms {
 		v, err := c.posts[i].Result()
+		if errors.Is(err, redis.Nil) {
+			v, err = c.short[i].Result()
+		}
 		if errors.Is(err, redis.Nil) {
 			continue
 		}
@@ -165,7 +178,94 @@ func (s *Store) newSource(ctx context.Context, project, query string, ownOnly bo
 			return nil, err
 		}
 	}
-	return src, nil
+	return src, s.fetchLens(ctx, src)
+}
+
+// denseRange returns the lens buckets from the first to the last document
+// of list when the list has at least ~32 postings per bucket of that range
+// (so every bucket in it is almost surely needed); ok is false otherwise.
+func denseRange(list string) (lo, hi uint64, ok bool) {
+	if len(list) < postingHeader+1 {
+		return 0, 0, false
+	}
+	first, _, ok := readUvarint(list, postingHeader)
+	if !ok {
+		return 0, 0, false
+	}
+	last := uint64(list[0])<<24 | uint64(list[1])<<16 | uint64(list[2])<<8 | uint64(list[3])
+	lo, hi = first/lensBucket, last/lensBucket
+	// A posting is at most ~3 bytes when dense: 96 bytes ≈ 32 postings.
+	return lo, hi, hi >= lo && uint64(len(list)-postingHeader) >= 96*(hi-lo+1)
+}
+
+// fetchLens reads, in one pipeline, the lens buckets of every document in
+// src's postings.
+func (s *Store) fetchLens(ctx context.Context, src *source) error {
+	need := map[string][]bool{} // owner → bucket numbers needed
+	for _, sc := range src.scopes {
+		for _, list := range sc.posts {
+			if lo, hi, ok := denseRange(list); ok {
+				// A long list touches every bucket of its range: mark
+				// them without decoding it.
+				nb := need[sc.owner]
+				if hi >= uint64(len(nb)) {
+					nb = append(nb, make([]bool, int(hi)+1-len(nb))...)
+					need[sc.owner] = nb
+				}
+				for n := lo; n <= hi; n++ {
+					nb[n] = true
+				}
+				continue
+			}
+			last := ^uint64(0)
+			forPostings(list, func(doc uint64, _ retrieval.TF) bool {
+				// Lists are in doc order: one check per bucket change.
+				if n := doc / lensBucket; n != last {
+					last = n
+					nb := need[sc.owner]
+					if n >= uint64(len(nb)) {
+						nb = append(nb, make([]bool, int(n)+1-len(nb))...)
+						need[sc.owner] = nb
+					}
+					nb[n] = true
+				}
+				return true
+			})
+		}
+	}
+	src.lens = map[string][]string{}
+	if len(need) == 0 {
+		return nil
+	}
+	type read struct {
+		owner string
+		n     int
+		cmd   *redis.StringCmd
+	}
+	var reads []read
+	pipe := s.rdb.Pipeline()
+	for owner, nb := range need {
+		src.lens[owner] = make([]string, len(nb))
+		for n, ok := range nb {
+			if ok {
+				reads = append(reads, read{owner, n, pipe.Get(ctx, s.k.lens(owner, uint64(n)*lensBucket))})
+			}
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return err
+	}
+	for _, r := range reads {
+		v, err := r.cmd.Result()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		src.lens[r.owner][r.n] = v
+	}
+	return nil
 }
 
 // loadHits reads the records of hits (nil where a record vanished), in
@@ -192,6 +292,7 @@ func (s *Store) loadHits(ctx context.Context, src *source, hits []retrieval.Hit,
 		if err != nil {
 			continue
 		}
+		id, _ = docEntry(id)
 		qaIDs[i] = id
 		recCmds[i] = pipe.Get(ctx, s.k.qa(src.scopes[h.Doc>>32].owner, id))
 	}
@@ -389,57 +490,84 @@ type listEntry struct {
 	id    string
 }
 
+// entries reads the (created_at, qa_id) of every record of project p from
+// its doc-id buckets (one pipeline of HGETALLs per 512 buckets), in list
+// order: created_at descending, then qa_id descending.
+func (s *Store) entries(ctx context.Context, p string) ([]listEntry, error) {
+	seq, err := s.rdb.HGet(ctx, s.k.stats(p), "seq").Int64()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []listEntry
+	const perPipe = 512
+	for first := uint64(0); first <= uint64(seq)/docBucket; first += perPipe {
+		pipe := s.rdb.Pipeline()
+		var cmds []*redis.MapStringStringCmd
+		for b := first; b < first+perPipe && b <= uint64(seq)/docBucket; b++ {
+			cmds = append(cmds, pipe.HGetAll(ctx, s.k.docs(p, b*docBucket)))
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return nil, err
+		}
+		for _, c := range cmds {
+			for _, v := range c.Val() {
+				id, created := docEntry(v)
+				out = append(out, listEntry{score: created, id: id})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b listEntry) int {
+		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(b.id, a.id))
+	})
+	return out, nil
+}
+
 // walk calls fn for the project's records in list order (newest first:
 // created_at descending, then qa_id descending), starting after the cursor
 // entry when after is set, until fn returns false.
 func (s *Store) walk(ctx context.Context, p string, after *listEntry, fn func(e listEntry, st *stored) bool) error {
-	max := "+inf"
-	if after != nil {
-		max = strconv.FormatInt(after.score, 10)
+	all, err := s.entries(ctx, p)
+	if err != nil {
+		return err
 	}
-	var offset int64
-	for {
-		zs, err := s.rdb.ZRevRangeByScoreWithScores(ctx, s.k.list(p), &redis.ZRangeBy{Max: max, Min: "-inf", Offset: offset, Count: listChunk}).Result()
+	if after != nil {
+		i, _ := slices.BinarySearchFunc(all, *after, func(e, t listEntry) int {
+			return cmp.Or(cmp.Compare(t.score, e.score), cmp.Compare(t.id, e.id))
+		})
+		for i < len(all) && all[i] == *after {
+			i++
+		}
+		all = all[i:]
+	}
+	for len(all) > 0 {
+		entries := all[:min(listChunk, len(all))]
+		all = all[len(entries):]
+		keys := make([]string, len(entries))
+		for i, e := range entries {
+			keys[i] = s.k.qa(p, e.id)
+		}
+		vals, err := s.rdb.MGet(ctx, keys...).Result()
 		if err != nil {
 			return err
 		}
-		if len(zs) == 0 {
-			return nil
-		}
-		offset += int64(len(zs))
-		var entries []listEntry
-		var keys []string
-		for _, z := range zs {
-			e := listEntry{score: int64(z.Score), id: fmt.Sprint(z.Member)}
-			if after != nil && e.score == after.score && e.id >= after.id {
+		for i, v := range vals {
+			str, ok := v.(string)
+			if !ok {
 				continue
 			}
-			entries = append(entries, e)
-			keys = append(keys, s.k.qa(p, e.id))
-		}
-		if len(keys) > 0 {
-			vals, err := s.rdb.MGet(ctx, keys...).Result()
+			st, err := decodeStored(p, entries[i].id, str)
 			if err != nil {
 				return err
 			}
-			for i, v := range vals {
-				str, ok := v.(string)
-				if !ok {
-					continue
-				}
-				st, err := decodeStored(p, entries[i].id, str)
-				if err != nil {
-					return err
-				}
-				if !fn(entries[i], st) {
-					return nil
-				}
+			if !fn(entries[i], st) {
+				return nil
 			}
 		}
-		if len(zs) < listChunk {
-			return nil
-		}
 	}
+	return nil
 }
 
 func encodeCursor(e listEntry) string {

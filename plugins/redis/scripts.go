@@ -40,22 +40,178 @@ for _ = 1, n do
   end
   i = i + 3
 end
-local function prem(k, d)
-  local b = redis.call('GET', k)
-  if not b then return end
-  local from = 1
+-- Posting lists (codec.go): 4-byte big-endian largest doc id, then per
+-- posting a uvarint doc gap and the tf byte (0x80: two uvarints follow).
+local function rv(b, p)
+  local v, m = 0, 1
   while true do
-    local j = string.find(b, d, from, true)
-    if not j then return end
-    if (j - 1) % 10 == 0 then
-      if #b == 10 then
-        redis.call('DEL', k)
-      else
-        redis.call('SET', k, string.sub(b, 1, j - 1) .. string.sub(b, j + 10))
-      end
+    local c = string.byte(b, p)
+    if not c then return v, p end
+    p = p + 1
+    if c < 128 then return v + c * m, p end
+    v = v + (c - 128) * m
+    m = m * 128
+  end
+end
+local function wv(v)
+  local t = {}
+  while v >= 128 do
+    t[#t + 1] = string.char(v % 128 + 128)
+    v = math.floor(v / 128)
+  end
+  t[#t + 1] = string.char(v)
+  return table.concat(t)
+end
+local function skip(b, p)
+  local c = string.byte(b, p)
+  p = p + 1
+  local _
+  if c == 128 then _, p = rv(b, p); _, p = rv(b, p) end
+  return p
+end
+-- seek scans list b for the first posting whose doc is >= d: its start,
+-- the previous doc, its doc and the position after its gap (nil when every
+-- doc is < d). Inlined decoding: this loop is the cost of a removal.
+local byte = string.byte
+local function seek(b, d)
+  local p, cur, n = 5, 0, #b
+  while p <= n do
+    local s, prev = p, cur
+    local c = byte(b, p)
+    p = p + 1
+    local g = c
+    if c >= 128 then
+      g = c - 128
+      local m = 128
+      repeat
+        c = byte(b, p)
+        p = p + 1
+        if c >= 128 then g = g + (c - 128) * m else g = g + c * m end
+        m = m * 128
+      until c < 128
+    end
+    cur = cur + g
+    if cur >= d then return s, prev, cur, p end
+    c = byte(b, p)
+    p = p + 1
+    if c == 128 then
+      repeat c = byte(b, p); p = p + 1 until c < 128
+      repeat c = byte(b, p); p = p + 1 until c < 128
+    end
+  end
+  return nil
+end
+local function hdr(d)
+  return string.char(math.floor(d / 16777216) % 256, math.floor(d / 65536) % 256, math.floor(d / 256) % 256, d % 256)
+end
+local function rhdr(b)
+  local a, c, e, f = string.byte(b, 1, 4)
+  return ((a * 256 + c) * 256 + e) * 256 + f
+end
+-- entries decodes a chunk of gap-coded postings starting at p (first gap
+-- relative to base) into docs and their rests.
+local function entries(b, p, base, docs, rests)
+  local cur, n = base, #b
+  while p <= n do
+    local g
+    g, p = rv(b, p)
+    cur = cur + g
+    local e = skip(b, p)
+    docs[#docs + 1] = cur
+    rests[#rests + 1] = string.sub(b, p, e - 1)
+    p = e
+  end
+end
+-- pmerge adds the postings of chunk (first doc, last doc, the first's
+-- rest then gap-coded postings) to list b.
+local function pmerge(b, first, last, chunk)
+  local top = rhdr(b)
+  if first > top then return hdr(last) .. string.sub(b, 5) .. wv(first - top) .. chunk end
+  if first == last then
+    -- One posting (a re-indexed document): splice it in, re-encoding the
+    -- next gap; a posting of the same document is replaced.
+    local s, prev, cur, p = seek(b, first)
+    if s and cur == first then
+      return string.sub(b, 1, s - 1) .. wv(first - prev) .. chunk .. string.sub(b, skip(b, p))
+    elseif s then
+      return string.sub(b, 1, s - 1) .. wv(first - prev) .. chunk .. wv(cur - first) .. string.sub(b, p)
+    end
+  end
+  -- Out of order (a re-indexed document): ordered merge, new postings win.
+  local od, orr, nd, nr = {}, {}, {}, {}
+  entries(b, 5, 0, od, orr)
+  entries(wv(first) .. chunk, 1, 0, nd, nr)
+  local out, prev, i, j = {}, 0, 1, 1
+  while i <= #od or j <= #nd do
+    local d, r
+    if j > #nd or (i <= #od and od[i] < nd[j]) then
+      d, r = od[i], orr[i]; i = i + 1
+    else
+      d, r = nd[j], nr[j]
+      if i <= #od and od[i] == d then i = i + 1 end
+      j = j + 1
+    end
+    out[#out + 1] = wv(d - prev) .. r
+    prev = d
+  end
+  return hdr(prev) .. table.concat(out)
+end
+-- premove returns list b without document d's posting ('' when it was
+-- the only one), or nil when d is not in b.
+local function premove(b, d)
+  local s, prev, cur, p = seek(b, d)
+  if not s or cur ~= d then return nil end
+  local e, n = skip(b, p), #b
+  if e > n then
+    if s == 5 then return '' end
+    return hdr(prev) .. string.sub(b, 5, s - 1)
+  end
+  local g2, p2 = rv(b, e)
+  return string.sub(b, 1, s - 1) .. wv(cur - prev + g2) .. string.sub(b, p2)
+end
+-- A posting list of at most 64 bytes is a field t of the bucket hash hk
+-- (a compact listpack); a longer one is the string k.
+local function pshort(hk, t, b)
+  if b == '' then
+    redis.call('HDEL', hk, t)
+  elseif #b <= 64 then
+    redis.call('HSET', hk, t, b)
+  else
+    redis.call('HDEL', hk, t)
+    return false
+  end
+  return true
+end
+local function padd(k, hk, t, first, last, chunk)
+  local n = redis.call('STRLEN', k)
+  if n == 0 then
+    local b = redis.call('HGET', hk, t)
+    if b then b = pmerge(b, first, last, chunk) else b = hdr(last) .. wv(first) .. chunk end
+    if not pshort(hk, t, b) then redis.call('SET', k, b) end
+    return
+  end
+  if n >= 4096 then
+    local top = rhdr(redis.call('GETRANGE', k, 0, 3))
+    if first > top then
+      -- Long list, in order: header update + APPEND (no copy).
+      redis.call('SETRANGE', k, 0, hdr(last))
+      redis.call('APPEND', k, wv(first - top) .. chunk)
       return
     end
-    from = j + 1
+  end
+  redis.call('SET', k, pmerge(redis.call('GET', k), first, last, chunk))
+end
+local function prem(k, hk, t, d)
+  local b = redis.call('GET', k)
+  if b then
+    local nb = premove(b, d)
+    if nb == '' then redis.call('DEL', k) elseif nb then redis.call('SET', k, nb) end
+    return
+  end
+  b = redis.call('HGET', hk, t)
+  if b then
+    local nb = premove(b, d)
+    if nb then pshort(hk, t, nb) end
   end
 end
 local argc = #ARGV
@@ -78,24 +234,16 @@ while i <= argc do
     i = i + 4
   elseif op == 'hincrf' then
     redis.call('HINCRBYFLOAT', k, ARGV[i + 2], ARGV[i + 3]); i = i + 4
-  elseif op == 'zadd' then
-    redis.call('ZADD', k, ARGV[i + 2], ARGV[i + 3]); i = i + 4
-  elseif op == 'zrem' then
-    redis.call('ZREM', k, ARGV[i + 2]); i = i + 3
+  elseif op == 'setrange' then
+    redis.call('SETRANGE', k, tonumber(ARGV[i + 2]), ARGV[i + 3]); i = i + 4
   elseif op == 'sadd' then
     redis.call('SADD', k, ARGV[i + 2]); i = i + 3
-  elseif op == 'append' then
-    -- Short lists are rewritten with SET: exact size (embedded when tiny)
-    -- instead of APPEND's doubling growth.
-    if redis.call('STRLEN', k) < 4096 then
-      local cur = redis.call('GET', k)
-      if cur then redis.call('SET', k, cur .. ARGV[i + 2]) else redis.call('SET', k, ARGV[i + 2]) end
-    else
-      redis.call('APPEND', k, ARGV[i + 2])
-    end
-    i = i + 3
+  elseif op == 'padd' then
+    padd(k, KEYS[tonumber(ARGV[i + 2])], ARGV[i + 3], tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]), ARGV[i + 6]); i = i + 7
+  elseif op == 'pnop' then
+    i = i + 5
   elseif op == 'prem' then
-    prem(k, ARGV[i + 2]); i = i + 3
+    prem(k, KEYS[tonumber(ARGV[i + 2])], ARGV[i + 3], tonumber(ARGV[i + 4])); i = i + 5
   else
     return redis.error_reply('memex: unknown op ' .. tostring(op))
   end

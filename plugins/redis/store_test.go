@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/memex-dev/memex/core"
@@ -438,5 +439,35 @@ func TestSameIDOwnAndGlobal(t *testing.T) {
 		if !strings.HasSuffix(m.Answer, m.ProjectID) {
 			t.Errorf("match of %s carries answer %q", m.ProjectID, m.Answer)
 		}
+	}
+}
+
+// TestValidationEventKeepsNoText: a validation's event key (24 h) stores
+// the result without the QA's text, and a repeat still returns the text.
+func TestValidationEventKeepsNoText(t *testing.T) {
+	s := newShared(t)
+	ctx := t.Context()
+	res, err := s.RecordCandidate(ctx, core.CandidateRequest{ProjectID: "ev", Question: "which walrus question", Answer: "a distinctive walrus answer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := core.ValidateRequest{ProjectID: "ev", QAID: res.QAID, Result: "pass", SignalStrength: "strong", EventID: "ev-text"}
+	first, err := s.RecordValidation(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := s.rdb.Get(ctx, s.k.event("ev", "v", "ev", "ev-text")).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(stored, "distinctive walrus") {
+		t.Errorf("event key holds the answer text: %s", stored)
+	}
+	again, err := s.RecordValidation(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(first, again); diff != "" {
+		t.Errorf("repeat differs (-first +again):\n%s", diff)
 	}
 }

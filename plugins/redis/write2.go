@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/trust"
 )
@@ -86,9 +84,9 @@ func (s *Store) indexOps(b *batch, st *stored, add bool) {
 	for _, sc := range indexScopes(p, st.Shared) {
 		for _, t := range terms {
 			if add {
-				b.op("append", s.k.post(p, sc, t), packPosting(st.Doc, doc.Terms[t], doc.Len))
+				b.op("padd", s.k.post(p, sc, t), s.k.postBucket(p, sc, t), t, st.Doc, postingRest(doc.Terms[t]))
 			} else {
-				b.op("prem", s.k.post(p, sc, t), docBytes(st.Doc))
+				b.op("prem", s.k.post(p, sc, t), s.k.postBucket(p, sc, t), t, st.Doc)
 			}
 		}
 		b.op("hincr", s.k.stats(p), "n:"+sc, sign)
@@ -98,13 +96,12 @@ func (s *Store) indexOps(b *batch, st *stored, add bool) {
 	docID := strconv.FormatUint(st.Doc, 10)
 	hf := hashField(st.contentHash())
 	if add {
-		b.op("hset", s.k.docs(p, st.Doc), docID, st.ID)
-		b.op("hset", s.k.hashes(p), hf, st.ID)
-		b.op("zadd", s.k.list(p), st.Created, st.ID)
+		b.op("setrange", s.k.lens(p, st.Doc), (st.Doc%lensBucket)*lensSize, lensEntry(doc.Len))
+		b.op("hset", s.k.docs(p, st.Doc), docID, docValue(st.ID, st.Created))
+		b.op("hset", s.k.hashes(p, hf), hf, st.ID)
 	} else {
 		b.op("hdel", s.k.docs(p, st.Doc), docID)
-		b.op("hdelif", s.k.hashes(p), hf, st.ID)
-		b.op("zrem", s.k.list(p), st.ID)
+		b.op("hdelif", s.k.hashes(p, hf), hf, st.ID)
 	}
 }
 
@@ -253,7 +250,7 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 		key := s.k.qa(p, id)
 		b := newBatch(evKey)
 		b.version(key, 0)
-		b.absentField(s.k.hashes(p), hashField(hash))
+		b.absentField(s.k.hashes(p, hashField(hash)), hashField(hash))
 		if req.Evidence != nil {
 			v := s.vote(ctx, req.RunID, req.Evidence.Result, core.NormalizeStrength(string(req.Evidence.Strength)), now)
 			rep, err := s.readRep(ctx, p, []*trust.State{st.State}, v.Source)
@@ -299,7 +296,7 @@ func (s *Store) commitResult(ctx context.Context, b *batch, res any, out any) (b
 // content hash, else a near duplicate among the lexical matches of the
 // question (question and answer both ≥ core.DuplicateThreshold similar).
 func (s *Store) findDuplicate(ctx context.Context, p, question, answer, hash string) (*stored, error) {
-	if id, err := s.rdb.HGet(ctx, s.k.hashes(p), hashField(hash)).Result(); err == nil {
+	if id, err := s.rdb.HGet(ctx, s.k.hashes(p, hashField(hash)), hashField(hash)).Result(); err == nil {
 		st, err := s.readStored(ctx, p, id)
 		if err != nil {
 			return nil, err
@@ -624,9 +621,16 @@ func (s *Store) Expire(ctx context.Context, now time.Time, batch int) (int, erro
 	n := 0
 	var mu sync.Mutex
 	for _, p := range projects {
-		ids, err := s.rdb.ZRangeByScore(ctx, s.k.list(p), &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(cutoff, 10)}).Result()
+		all, err := s.entries(ctx, p)
 		if err != nil {
 			return n, s.wrap(ctx, op, err)
+		}
+		var ids []string
+		for _, e := range slices.Backward(all) {
+			if e.score > cutoff {
+				break
+			}
+			ids = append(ids, e.id)
 		}
 		for _, id := range ids {
 			if batch > 0 && n >= batch {
