@@ -54,6 +54,7 @@ func runProcess(args []string, out io.Writer) error {
 	agent := fs.String("agent", "examples/agent/agent.sh", "the bare agent for the run overhead")
 	overheadAt := fs.Int("overhead-at", 100000, "corpus size at which to measure run overhead (0: skip)")
 	keep := fs.String("dir", "", "work directory (default: a temporary one, removed)")
+	kind := fs.String("queries", "prompt", "query style: prompt (~200 characters, like an agent prompt) or question (a short question)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -86,7 +87,10 @@ func runProcess(args []string, out io.Writer) error {
 		if err := importCorpus(bin, store, dir, n); err != nil {
 			return err
 		}
-		queries := syntheticQueries(*runs, uint64(n))
+		queries, err := syntheticQueries(*runs, uint64(n), *kind)
+		if err != nil {
+			return err
+		}
 		lat, err := timeCmd(*runs, func(i int) *exec.Cmd {
 			return exec.Command(bin, "search", "--store", "file://"+store, "--project", "bench", queries[i])
 		})
@@ -106,7 +110,10 @@ func runProcess(args []string, out io.Writer) error {
 	if overheadStore == "" {
 		return nil
 	}
-	queries := syntheticQueries(*runs, 7)
+	queries, err := syntheticQueries(*runs, 7, *kind)
+	if err != nil {
+		return err
+	}
 	direct, err := timeCmd(*runs, func(i int) *exec.Cmd {
 		c := exec.Command(agentPath)
 		c.Stdin = strings.NewReader(queries[i])
@@ -152,13 +159,20 @@ func importCorpus(bin, store, dir string, n int) error {
 	return nil
 }
 
-func syntheticQueries(n int, seed uint64) []string {
+func syntheticQueries(n int, seed uint64, kind string) ([]string, error) {
 	syn := evalset.NewSynthetic(seed + 1000)
 	qs := make([]string, n)
 	for i := range qs {
-		qs[i] = syn.Query()
+		switch kind {
+		case "prompt":
+			qs[i] = syn.Query()
+		case "question":
+			qs[i] = syn.Record(i).Question
+		default:
+			return nil, fmt.Errorf("-queries: %q is not prompt or question", kind)
+		}
 	}
-	return qs
+	return qs, nil
 }
 
 // timeCmd runs the command n times (after 3 warm-up runs) and returns the
