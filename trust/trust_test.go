@@ -480,7 +480,7 @@ func TestDeprecationAndCreatorRecord(t *testing.T) {
 		if st.Status != core.StatusDeprecated {
 			t.Fatalf("after 3 units: status %s, want deprecated", st.Status)
 		}
-		b.add("bad", eff) // the store credits the book; the QA's own rejection stays out of its prior
+		b.add("bad", eff)                                          // the store credits the book; the QA's own rejection stays out of its prior
 		near(t, "upper", m.Score(st, b, t0).Upper, 0.302441690504) // Beta(1.4, 7.6)
 		if eff.Creator != (CreatorRep{Rejected: 1}) {
 			t.Errorf("creator effect %+v, want one rejection", eff.Creator)

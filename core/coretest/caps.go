@@ -389,7 +389,7 @@ func testRunRecorder(t *testing.T, newPlugin NewFunc) {
 	g := getter(t, p)
 	id := addQA(t, p, core.CandidateRequest{Question: "How do I rebuild the walrus index?", Answer: "Run walrus reindex --all."})
 	report := core.RunReport{
-		Hit: &core.HitRequest{ProjectID: projA, References: []core.HitRef{{QAID: id, Shown: true, Used: true}}, RunID: "run-r1", EventID: "rr-hit"},
+		Hit:         &core.HitRequest{ProjectID: projA, References: []core.HitRef{{QAID: id, Shown: true, Used: true}}, RunID: "run-r1", EventID: "rr-hit"},
 		Validations: []core.ValidateRequest{{ProjectID: projA, QAID: id, Result: "pass", SignalStrength: "strong", RunID: "run-r1", EventID: "rr-val"}},
 		Candidate: &core.CandidateRequest{ProjectID: projA, Question: "How do I compact the walrus journal?", Answer: "Stop writers, then walrus compact.",
 			RunID: "run-r1", EventID: "rr-cand", Evidence: &core.Evidence{Result: core.ResultPass, Strength: core.StrengthStrong}},
