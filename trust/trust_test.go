@@ -866,3 +866,26 @@ func TestOwnCreditNotInOwnPrior(t *testing.T) {
 		t.Errorf("a proven creator's next QA trust = %.4f, want above the new-creator 0.2578", got)
 	}
 }
+
+func TestFillAndImportedState(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := New(DefaultParams())
+	r := core.Record{QAID: "q", Status: core.StatusActive, ValidationLevel: 2, SuccessCount: 4, FailureCount: 1,
+		CreatedAt: now.Add(-48 * time.Hour), UpdatedAt: now, LastValidatedAt: now}
+	st := ImportedState(r)
+	if len(st.Sources) != 3 || st.LastPass != now {
+		t.Fatalf("imported state: %d sources, last pass %v; want 2 passing + 1 failing source at %v", len(st.Sources), st.LastPass, now)
+	}
+	var out core.Record
+	out.CreatedAt = r.CreatedAt
+	out.LastValidatedAt = r.LastValidatedAt
+	m.Fill(&out, m.Score(st, NoReputation, now))
+	if out.ValidationLevel != 2 || out.Level != "L2" || out.Status != core.StatusActive || out.TrustScore <= 0.26 || out.Alpha == 0 {
+		t.Errorf("filled record = level %d %s status %s trust %.3f alpha %.2f; want L2 active, trust above a new QA's", out.ValidationLevel, out.Level, out.Status, out.TrustScore, out.Alpha)
+	}
+	cand := core.Record{Status: core.StatusCandidate, CreatedAt: now}
+	m.Fill(&cand, m.Score(NewState("c", now), NoReputation, now))
+	if !cand.TTLExpireAt.Equal(now.Add(DefaultParams().CandidateTTL)) {
+		t.Errorf("candidate expiry = %v, want created + candidate TTL", cand.TTLExpireAt)
+	}
+}

@@ -41,21 +41,7 @@ func newQAID() string {
 // refresh recomputes the record's derived fields (trust, level, freshness,
 // status, expiry) from its evidence at now.
 func (s *Store) refresh(rep trust.Reputation, st *stored, now time.Time) {
-	sc := s.model.Score(st.State, rep, now)
-	r := &st.Rec
-	r.TrustScore = sc.Trust
-	r.Alpha, r.Beta = sc.Alpha, sc.Beta
-	r.Freshness = sc.Freshness
-	r.ValidationLevel = min(max(sc.Level, 0), 3)
-	r.Level = core.LevelName(r.ValidationLevel)
-	if sc.Status != "" {
-		r.Status = sc.Status
-	}
-	r.ConsecutiveFail = sc.ConsecutiveFail
-	r.TTLExpireAt = time.Time{}
-	if r.Status == core.StatusCandidate && r.LastValidatedAt.IsZero() && s.cfg.params.CandidateTTL > 0 {
-		r.TTLExpireAt = r.CreatedAt.Add(s.cfg.params.CandidateTTL)
-	}
+	s.model.Fill(&st.Rec, s.model.Score(st.State, rep, now))
 }
 
 // applyVote records one validation of st: the trust evidence, the
@@ -593,7 +579,7 @@ func (s *Store) Import(ctx context.Context, recs []core.Record) error {
 				return err
 			}
 			normalizeImported(&st.Rec, now)
-			st.State = importedState(st.Rec)
+			st.State = trust.ImportedState(st.Rec)
 			if err := putStored(tx, st); err != nil {
 				return err
 			}
@@ -625,34 +611,6 @@ func normalizeImported(r *core.Record, now time.Time) {
 		r.SharedProjects = []string{}
 	}
 	r.Level = core.LevelName(r.ValidationLevel)
-}
-
-// importedState rebuilds trust evidence for an imported record, which
-// carries counters but not per-source evidence: one full passing source per
-// validation level, and one failing source weighted by the failures.
-func importedState(r core.Record) *trust.State {
-	creator := r.Author
-	if creator == "" {
-		creator = r.Source
-	}
-	st := trust.NewState(creator, r.CreatedAt)
-	st.Status = r.Status
-	st.HumanLocked = r.Status == core.StatusVerified || r.Status == core.StatusFrozen
-	st.ConsecutiveFail = r.ConsecutiveFail
-	at := r.LastValidatedAt
-	if at.IsZero() {
-		at = r.UpdatedAt
-	}
-	if r.SuccessCount > 0 {
-		st.LastPass = at
-	}
-	for i := range min(max(r.ValidationLevel, 0), 3) {
-		st.Sources[fmt.Sprintf("import:%d", i)] = &trust.SourceEvidence{S: 1, T: at}
-	}
-	if r.FailureCount > 0 {
-		st.Sources["import:fail"] = &trust.SourceEvidence{F: min(1, 0.2*float64(r.FailureCount)), T: at}
-	}
-	return st
 }
 
 // Expire deprecates candidates never validated within the candidate TTL,

@@ -190,20 +190,7 @@ func (s *Store) refresh(rep trust.Reputation, st *stored, now time.Time) core.Re
 // it is not stored (search matches do not carry it).
 func (s *Store) refreshRecord(rep trust.Reputation, st *stored, now time.Time, withHash bool) core.Record {
 	r := st.record(withHash)
-	sc := s.model.Score(st.State, rep, now)
-	r.TrustScore = sc.Trust
-	r.Alpha, r.Beta = sc.Alpha, sc.Beta
-	r.Freshness = sc.Freshness
-	r.ValidationLevel = min(max(sc.Level, 0), 3)
-	r.Level = core.LevelName(r.ValidationLevel)
-	if sc.Status != "" {
-		r.Status = sc.Status
-	}
-	r.ConsecutiveFail = sc.ConsecutiveFail
-	r.TTLExpireAt = time.Time{}
-	if r.Status == core.StatusCandidate && r.LastValidatedAt.IsZero() && s.cfg.params.CandidateTTL > 0 {
-		r.TTLExpireAt = r.CreatedAt.Add(s.cfg.params.CandidateTTL)
-	}
+	s.model.Fill(&r, s.model.Score(st.State, rep, now))
 	return r
 }
 

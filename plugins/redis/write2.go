@@ -544,7 +544,7 @@ func (s *Store) importChunk(ctx context.Context, p string, rs []core.Record, now
 				doc, free = free[0], free[1:]
 			}
 			normalizeImported(&r, now)
-			st := toStored(r, importedState(r), doc)
+			st := toStored(r, trust.ImportedState(r), doc)
 			st.ver = 1
 			if old != nil {
 				st.ver = old.ver + 1
@@ -576,35 +576,6 @@ func normalizeImported(r *core.Record, now time.Time) {
 		r.ContentHash = core.ContentHash(r.Question, r.Answer)
 	}
 	r.Level = core.LevelName(r.ValidationLevel)
-}
-
-// importedState rebuilds trust evidence for an imported record, which
-// carries counters but not per-source evidence: one full passing source per
-// validation level, and one failing source weighted by the failures (the
-// embedded store does the same).
-func importedState(r core.Record) *trust.State {
-	creator := r.Author
-	if creator == "" {
-		creator = r.Source
-	}
-	st := trust.NewState(creator, r.CreatedAt)
-	st.Status = r.Status
-	st.HumanLocked = r.Status == core.StatusVerified || r.Status == core.StatusFrozen
-	st.ConsecutiveFail = r.ConsecutiveFail
-	at := r.LastValidatedAt
-	if at.IsZero() {
-		at = r.UpdatedAt
-	}
-	if r.SuccessCount > 0 {
-		st.LastPass = at
-	}
-	for i := range min(max(r.ValidationLevel, 0), 3) {
-		st.Sources[fmt.Sprintf("import:%d", i)] = &trust.SourceEvidence{S: 1, T: at}
-	}
-	if r.FailureCount > 0 {
-		st.Sources["import:fail"] = &trust.SourceEvidence{F: min(1, 0.2*float64(r.FailureCount)), T: at}
-	}
-	return st
 }
 
 // Expire deprecates candidates never validated within the candidate TTL,
