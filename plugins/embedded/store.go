@@ -146,6 +146,9 @@ func Open(path string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("embedded: open %s: %w", path, err)
 	}
 	if cfg.keepOpen {
+		// A long-lived store (memex serve) commits concurrent writers
+		// together: one fsync'd commit for every write within 2 ms.
+		db.MaxBatchDelay = 2 * time.Millisecond
 		s.db, s.dbRW = db, true
 		return s, nil
 	}
@@ -354,7 +357,14 @@ func (s *Store) update(ctx context.Context, op string, fn func(*bolt.Tx) error) 
 		return fmt.Errorf("embedded: %s: %w", op, err)
 	}
 	defer release()
-	if err := db.Update(func(tx *bolt.Tx) error {
+	commit := db.Update
+	if s.cfg.keepOpen {
+		// Group commit: concurrent writers share a transaction (bbolt may
+		// run fn again alone if another fn of the batch fails; every fn
+		// here is idempotent within its transaction).
+		commit = db.Batch
+	}
+	if err := commit(func(tx *bolt.Tx) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
