@@ -11,8 +11,10 @@
 package trust
 
 import (
+	"cmp"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/memex-dev/memex/core"
@@ -507,7 +509,38 @@ func (m *Model) Apply(st *State, v Vote, rep Reputation) Effects {
 		st.Proven = true
 		eff.Creator.Proven = 1
 	}
+	m.prune(st, v.Source, at)
 	return eff
+}
+
+// MaxSources bounds the sources a QA keeps evidence for. On the embedded
+// store every run is its own source, so a QA validated by thousands of runs
+// would otherwise carry (and rescore) thousands of entries.
+const MaxSources = 256
+
+// prune keeps at most MaxSources sources: it drops those whose discounted
+// evidence is smallest, never an anchor, the creator or the source that
+// just voted. A dropped source's evidence is old or small by construction;
+// if it votes again it starts afresh (its earlier vote has decayed anyway).
+func (m *Model) prune(st *State, voter string, now time.Time) {
+	if len(st.Sources) <= MaxSources {
+		return
+	}
+	type cand struct {
+		id string
+		w  float64
+	}
+	cs := make([]cand, 0, len(st.Sources))
+	for id, e := range st.Sources {
+		if e == nil || e.Anchor || id == voter || id == st.Creator {
+			continue
+		}
+		cs = append(cs, cand{id, (e.S + e.F) * m.Decay(now.Sub(e.T))})
+	}
+	slices.SortFunc(cs, func(a, b cand) int { return cmp.Or(cmp.Compare(a.w, b.w), strings.Compare(a.id, b.id)) })
+	for _, c := range cs[:min(len(cs), len(st.Sources)-MaxSources)] {
+		delete(st.Sources, c.id)
+	}
 }
 
 // overlay is a Reputation with this update's agreement increments added.

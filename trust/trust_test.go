@@ -889,3 +889,31 @@ func TestFillAndImportedState(t *testing.T) {
 		t.Errorf("candidate expiry = %v, want created + candidate TTL", cand.TTLExpireAt)
 	}
 }
+
+// TestSourcesBounded: thousands of distinct sources (every embedded run is
+// one) keep at most MaxSources entries, the newest evidence stays, and
+// trust still reflects the passes.
+func TestSourcesBounded(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := DefaultParams()
+	p.CountCreator = true // the embedded store's flavour
+	m := New(p)
+	st := NewState("creator", now)
+	m.Apply(st, Vote{Source: "creator", Result: core.ResultPass, Strength: core.StrengthStrong, At: now}, NoReputation)
+	for i := range 2000 {
+		at := now.Add(time.Duration(i) * time.Minute)
+		m.Apply(st, Vote{Source: fmt.Sprintf("run-%d", i), Result: core.ResultPass, Strength: core.StrengthStrong, At: at}, NoReputation)
+	}
+	if len(st.Sources) > MaxSources {
+		t.Fatalf("%d sources kept, want ≤ %d", len(st.Sources), MaxSources)
+	}
+	if st.Sources["run-1999"] == nil || st.Sources["creator"] == nil {
+		t.Error("the newest voter or the creator was pruned")
+	}
+	if st.Sources["run-0"] != nil {
+		t.Error("the oldest source was kept over newer ones")
+	}
+	if sc := m.Score(st, NoReputation, now.Add(2000*time.Minute)); sc.Trust < 0.9 || sc.Level != MaxLevel {
+		t.Errorf("trust %.3f level %d after 2000 clean passes, want ≥ 0.9 and L3", sc.Trust, sc.Level)
+	}
+}
