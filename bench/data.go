@@ -1,22 +1,15 @@
 package bench
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"github.com/memex-dev/memex/evalset"
 	"os"
 	"path/filepath"
 )
 
-// Record is one QA of a corpus.
-type Record struct {
-	ID       string `json:"id"`
-	Question string `json:"question"`
-	Answer   string `json:"answer"`
-	Lang     string `json:"lang,omitempty"`
-}
+// Record is one QA of a corpus (memex's evalset record).
+type Record = evalset.Record
 
 // Query is one evaluation query with the ids of its relevant records.
 type Query struct {
@@ -113,29 +106,8 @@ func readJSONL[T any](path string, fn func(T) error) error {
 		return err
 	}
 	defer f.Close()
-	if err := decodeJSONL(f, fn); err != nil {
+	if err := evalset.ReadJSONL(f, fn); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
-}
-
-func decodeJSONL[T any](r io.Reader, fn func(T) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := sc.Bytes()
-		if len(b) == 0 {
-			continue
-		}
-		var v T
-		if err := json.Unmarshal(b, &v); err != nil {
-			return fmt.Errorf("line %d: %w", line, err)
-		}
-		if err := fn(v); err != nil {
-			return fmt.Errorf("line %d: %w", line, err)
-		}
-	}
-	return sc.Err()
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/memex-dev/memex/internal/evalset"
+	"github.com/memex-dev/memex/evalset"
 	"github.com/memex-dev/memex/retrieval"
 )
 

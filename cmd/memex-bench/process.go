@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memex-dev/memex/internal/evalset"
+	"github.com/memex-dev/memex/evalset"
 )
 
 // runGen writes n synthetic QAs as JSONL ({qa_id, question, answer}) for

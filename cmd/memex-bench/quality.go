@@ -12,7 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/memex-dev/memex/internal/evalset"
+	"github.com/memex-dev/memex/evalset"
 	"github.com/memex-dev/memex/retrieval"
 )
 

@@ -68,6 +68,8 @@ func allowed(p, imp string) (bool, string) {
 		return true, ""
 	case p == "service":
 		return !own || r == "core", "service imports only core (it serves any core.MemoryPlugin)"
+	case p == "evalset":
+		return !own, "evalset imports no memex package"
 	case p == "semantic":
 		return !own || r == "core", "semantic imports only core"
 	case p == "trust/sim":

@@ -8,7 +8,7 @@ import (
 
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/core/coretest"
-	"github.com/memex-dev/memex/internal/evalset"
+	"github.com/memex-dev/memex/evalset"
 )
 
 // buildStore imports n synthetic QAs into a new store file at path and
