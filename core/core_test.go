@@ -184,3 +184,21 @@ func ExampleRank() {
 	// trusted 0.800
 	// fresh-candidate 0.573
 }
+
+func TestStatsBuilder(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b := NewStatsBuilder("p", now)
+	b.Add(Record{QAID: "a", Status: StatusActive, Level: "L2", TrustScore: 0.8, UsageCount: 4, UseCount: 1, SuccessCount: 2})
+	b.Add(Record{QAID: "b", Status: StatusStale, Level: "L1", TrustScore: 0.3, UsageCount: 0, FailureCount: 1, TTLExpireAt: now.Add(time.Hour)})
+	b.Add(Record{QAID: "c", Status: StatusDeprecated, Level: "L0", TrustScore: 1.5})
+	st := b.Stats(nil)
+	if st.Total != 3 || st.Stale != 1 || st.ExpiringSoon != 1 || st.UseRate != 0.25 || st.Passes != 2 || st.Fails != 1 {
+		t.Errorf("stats = %+v", st)
+	}
+	if len(st.Top) != 2 || st.Top[0].QAID != "a" || st.Worst[0].QAID != "b" {
+		t.Errorf("top %v worst %v: want a first, b worst, deprecated left out", st.Top, st.Worst)
+	}
+	if st.TrustHistogram[9] != 1 || st.TrustHistogram[8] != 1 || st.TrustHistogram[3] != 1 || st.ValidationsByDay == nil {
+		t.Errorf("histogram %v", st.TrustHistogram)
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -184,12 +183,6 @@ func (s *Store) List(ctx context.Context, req core.ListRequest) (core.ListPage, 
 	return page, nil
 }
 
-// statsTop is how many records Stats lists as top and worst.
-const statsTop = 5
-
-// expiringWindow is how soon an expiry counts as "expiring soon".
-const expiringWindow = 7 * 24 * time.Hour
-
 // Stats summarises a project's own records.
 func (s *Store) Stats(ctx context.Context, projectID string) (core.ProjectStats, error) {
 	if err := core.ValidateProjectID(projectID); err != nil {
@@ -198,18 +191,9 @@ func (s *Store) Stats(ctx context.Context, projectID string) (core.ProjectStats,
 	now := s.cfg.clock().UTC()
 	var out core.ProjectStats
 	err := s.view(ctx, "stats", func(tx *bolt.Tx) error {
-		out = core.ProjectStats{
-			ProjectID:        projectID,
-			ByStatus:         map[core.Status]int{},
-			ByLevel:          map[string]int{},
-			TrustHistogram:   make([]int, 10),
-			ValidationsByDay: []core.DayCount{},
-			Top:              []core.Record{},
-			Worst:            []core.Record{},
-		}
+		sb := core.NewStatsBuilder(projectID, now)
 		prefix := []byte(projectID + "\x00")
 		rep := reputation{tx}
-		var live []core.Record
 		c := tx.Bucket(bList).Cursor()
 		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 			if err := ctx.Err(); err != nil {
@@ -223,40 +207,15 @@ func (s *Store) Stats(ctx context.Context, projectID string) (core.ProjectStats,
 				continue
 			}
 			s.refresh(rep, st, now)
-			r := st.Rec
-			out.Total++
-			out.ByStatus[r.Status]++
-			out.ByLevel[r.Level]++
-			out.TrustHistogram[min(int(r.TrustScore*10), 9)]++
-			out.Shown += r.UsageCount
-			out.Used += r.UseCount
-			out.Passes += r.SuccessCount
-			out.Fails += r.FailureCount
-			if r.Status == core.StatusStale {
-				out.Stale++
-			}
-			if !r.TTLExpireAt.IsZero() && r.TTLExpireAt.Sub(now) <= expiringWindow {
-				out.ExpiringSoon++
-			}
-			if r.Status != core.StatusDeprecated {
-				live = append(live, r)
-			}
+			sb.Add(st.Rec)
 		}
-		if out.Shown > 0 {
-			out.UseRate = float64(out.Used) / float64(out.Shown)
-		}
-		byTrust := func(a, b core.Record) int {
-			return cmp.Or(cmp.Compare(b.TrustScore, a.TrustScore), cmp.Compare(a.QAID, b.QAID))
-		}
-		slices.SortFunc(live, byTrust)
-		out.Top = append(out.Top, live[:min(statsTop, len(live))]...)
-		slices.Reverse(live)
-		out.Worst = append(out.Worst, live[:min(statsTop, len(live))]...)
+		byDay := []core.DayCount{}
 		dc := tx.Bucket(bDays).Cursor()
 		for k, v := dc.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = dc.Next() {
 			n := readUvarints(v, 2)
-			out.ValidationsByDay = append(out.ValidationsByDay, core.DayCount{Day: string(k[len(prefix):]), Passes: int64(n[0]), Fails: int64(n[1])})
+			byDay = append(byDay, core.DayCount{Day: string(k[len(prefix):]), Passes: int64(n[0]), Fails: int64(n[1])})
 		}
+		out = sb.Stats(byDay)
 		return nil
 	})
 	return out, err

@@ -638,54 +638,18 @@ func (s *Store) Stats(ctx context.Context, projectID string) (core.ProjectStats,
 		return core.ProjectStats{}, fmt.Errorf("redis: %s: %w", op, err)
 	}
 	now := s.cfg.clock().UTC()
-	out := core.ProjectStats{
-		ProjectID:        projectID,
-		ByStatus:         map[core.Status]int{},
-		ByLevel:          map[string]int{},
-		TrustHistogram:   make([]int, 10),
-		ValidationsByDay: []core.DayCount{},
-		Top:              []core.Record{},
-		Worst:            []core.Record{},
-	}
+	sb := core.NewStatsBuilder(projectID, now)
 	rep, err := s.fullRep(ctx, projectID)
 	if err != nil {
 		return core.ProjectStats{}, s.wrap(ctx, op, err)
 	}
-	var live []core.Record
 	err = s.walk(ctx, projectID, nil, func(_ listEntry, st *stored) bool {
-		r := s.refresh(rep, st, now)
-		out.Total++
-		out.ByStatus[r.Status]++
-		out.ByLevel[r.Level]++
-		out.TrustHistogram[min(int(r.TrustScore*10), 9)]++
-		out.Shown += r.UsageCount
-		out.Used += r.UseCount
-		out.Passes += r.SuccessCount
-		out.Fails += r.FailureCount
-		if r.Status == core.StatusStale {
-			out.Stale++
-		}
-		if !r.TTLExpireAt.IsZero() && r.TTLExpireAt.Sub(now) <= expiringSoonInterval {
-			out.ExpiringSoon++
-		}
-		if r.Status != core.StatusDeprecated {
-			live = append(live, r)
-		}
+		sb.Add(s.refresh(rep, st, now))
 		return true
 	})
 	if err != nil {
 		return core.ProjectStats{}, s.wrap(ctx, op, err)
 	}
-	if out.Shown > 0 {
-		out.UseRate = float64(out.Used) / float64(out.Shown)
-	}
-	byTrust := func(a, b core.Record) int {
-		return cmp.Or(cmp.Compare(b.TrustScore, a.TrustScore), cmp.Compare(a.QAID, b.QAID))
-	}
-	slices.SortFunc(live, byTrust)
-	out.Top = append(out.Top, live[:min(statsTop, len(live))]...)
-	slices.Reverse(live)
-	out.Worst = append(out.Worst, live[:min(statsTop, len(live))]...)
 	days, err := s.rdb.HGetAll(ctx, s.k.days(projectID)).Result()
 	if err != nil {
 		return core.ProjectStats{}, s.wrap(ctx, op, err)
@@ -708,10 +672,11 @@ func (s *Store) Stats(ctx context.Context, projectID string) (core.ProjectStats,
 			d.Fails += n
 		}
 	}
+	list := []core.DayCount{}
 	for _, day := range slices.Sorted(maps.Keys(byDay)) {
-		out.ValidationsByDay = append(out.ValidationsByDay, *byDay[day])
+		list = append(list, *byDay[day])
 	}
-	return out, nil
+	return sb.Stats(list), nil
 }
 
 // Projects lists the projects the store holds with their totals (reads

@@ -45,22 +45,20 @@ const DefaultPrefix = "memex"
 
 // Client timeouts Open sets (a client passed to New keeps its own).
 const (
-	DialTimeout          = 2 * time.Second
-	ReadTimeout          = 2 * time.Second
-	WriteTimeout         = 2 * time.Second
-	PoolTimeout          = 2 * time.Second
-	ClusterMaxRedirects  = 8
-	ClusterReloadEvery   = 2 * time.Second
-	eventTTL             = 24 * time.Hour
-	defaultAuditCap      = 10_000
-	maxCommitAttempts    = 100
-	maxCommitBackoff     = 20 * time.Millisecond
-	searchMinCandidates  = 50
-	dupCandidates        = 5
-	lockStripes          = 256
-	defaultListLimit     = 100
-	statsTop             = 5
-	expiringSoonInterval = 7 * 24 * time.Hour
+	DialTimeout         = 2 * time.Second
+	ReadTimeout         = 2 * time.Second
+	WriteTimeout        = 2 * time.Second
+	PoolTimeout         = 2 * time.Second
+	ClusterMaxRedirects = 8
+	ClusterReloadEvery  = 2 * time.Second
+	eventTTL            = 24 * time.Hour
+	defaultAuditCap     = 10_000
+	maxCommitAttempts   = 100
+	maxCommitBackoff    = 20 * time.Millisecond
+	searchMinCandidates = 50
+	dupCandidates       = 5
+	lockStripes         = 256
+	defaultListLimit    = 100
 )
 
 // Option configures a Store.
