@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -201,12 +202,14 @@ func firstLines(s string, n, width int) string {
 }
 
 // ansiSeq matches terminal escape sequences (CSI and OSC).
-var ansiSeq = regexp.MustCompile(`\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?)`)
+var ansiSeq = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?)`)
+})
 
 // clean makes tool output safe to preview on a terminal: escape sequences
 // are removed and other control characters (but tabs) become spaces.
 func clean(s string) string {
-	s = ansiSeq.ReplaceAllString(s, "")
+	s = ansiSeq().ReplaceAllString(s, "")
 	return strings.Map(func(r rune) rune {
 		if r == '\t' || r == '\n' {
 			return r

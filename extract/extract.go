@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -222,20 +223,22 @@ func named(fs []redact.Finding, field string) []redact.Finding {
 
 // --- question ---------------------------------------------------------------
 
-var howToRE = regexp.MustCompile(`(?i)^\s*(?:how\s+to\s*:\s*)+`)
+var howToRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^\s*(?:how\s+to\s*:\s*)+`) })
 
 // normalizeQuestion collapses whitespace and drops "How to:" prefixes.
 func normalizeQuestion(q string) string {
 	q = strings.Join(strings.Fields(q), " ")
-	q = howToRE.ReplaceAllString(q, "")
+	q = howToRE().ReplaceAllString(q, "")
 	return strings.TrimSpace(q)
 }
 
 // --- memory block and anchors ---------------------------------------------
 
 var (
-	memoryBlockRE = regexp.MustCompile(`(?s)\[MEMORY_CONTEXT[^\]\n]{0,40}\].*?\[/MEMORY_CONTEXT\]`)
-	anchorRE      = regexp.MustCompile(`(?i)[ \t]*\[\s*QA_REF[^\]\n]{0,200}\]?`)
+	memoryBlockRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?s)\[MEMORY_CONTEXT[^\]\n]{0,40}\].*?\[/MEMORY_CONTEXT\]`)
+	})
+	anchorRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)[ \t]*\[\s*QA_REF[^\]\n]{0,200}\]?`) })
 )
 
 // memoryFilter strips the injected block (verbatim, as a tagged span, and
@@ -259,7 +262,7 @@ func (m memoryFilter) strip(s string) string {
 	if m.block != "" {
 		s = strings.ReplaceAll(s, m.block, "")
 	}
-	s = memoryBlockRE.ReplaceAllString(s, "")
+	s = memoryBlockRE().ReplaceAllString(s, "")
 	if len(m.lines) > 0 {
 		ls := strings.Split(s, "\n")
 		out := ls[:0]
@@ -277,7 +280,7 @@ func (m memoryFilter) strip(s string) string {
 // can join the halves of another.
 func stripAnchors(s string) string {
 	for strings.Contains(strings.ToUpper(s), "QA_REF") {
-		t := anchorRE.ReplaceAllString(s, "")
+		t := anchorRE().ReplaceAllString(s, "")
 		if t == s {
 			break
 		}
@@ -376,7 +379,9 @@ var readOnly = map[string]bool{
 	"sed": true, "awk": true, "printf": true, "env": true, "whoami": true, "date": true, "sleep": true,
 }
 
-var shellWrapRE = regexp.MustCompile(`^(?:/(?:usr/)?bin/)?(?:ba|z|da)?sh\s+-l?c\s+(?:'(.*)'|"(.*)")$`)
+var shellWrapRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:/(?:usr/)?bin/)?(?:ba|z|da)?sh\s+-l?c\s+(?:'(.*)'|"(.*)")$`)
+})
 
 // succeededCommands returns the distinct shell commands whose results say
 // they succeeded (exit 0 or ok), latest max of them, in run order.
@@ -468,7 +473,7 @@ func commandFromArgs(args string) string {
 func summarizeCommand(cmd string) string {
 	cmd = strings.TrimSpace(cmd)
 	if strings.Contains(cmd[:min(len(cmd), 24)], "sh -") {
-		if m := shellWrapRE.FindStringSubmatch(cmd); m != nil {
+		if m := shellWrapRE().FindStringSubmatch(cmd); m != nil {
 			cmd = m[1] + m[2]
 		}
 	}
@@ -603,25 +608,35 @@ func (tr tagRule) matches(words, pairs map[string]bool, exts map[string]int) boo
 var quarantineRules = []struct {
 	reason   string
 	keywords []string // lower-case; the regex runs only when one is present
-	re       *regexp.Regexp
+	expr     string
 }{
-	{"ignore_instructions", []string{"ignore", "disregard", "forget", "override"}, regexp.MustCompile(`(?i)\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+)?(?:previous|prior|above|earlier|preceding|system)\s+(?:instructions?|prompts?|messages?|rules|context)`)},
-	{"role_override", []string{"now", "act", "developer"}, regexp.MustCompile(`(?i)\byou\s+are\s+now\b|\bfrom\s+now\s+on,?\s+you\b|\bact\s+as\s+(?:an?\s+)?(?:unrestricted|jailbroken|dan)\b|\bdeveloper\s+mode\b`)},
-	{"system_prompt", []string{"system"}, regexp.MustCompile(`(?i)\bsystem\s+prompt\b`)},
-	{"tool_call_syntax", []string{"<"}, regexp.MustCompile(`(?i)</?(?:tool_use|tool_call|tool_result|function_calls|function_call|invoke|antml:[a-z_]+)\b`)},
-	{"prompt_marker", []string{"memory_context", "<|", "inst]", "sys>>"}, regexp.MustCompile(`(?i)\[/?MEMORY_CONTEXT|<\|(?:im_start|im_end|system|user|assistant|endoftext)\|>|\[/?INST\]|<</?SYS>>`)},
-	{"prompt_marker", []string{"##"}, regexp.MustCompile(`(?im)^\s*#{2,}\s*(?:instruction|system prompt|system message)\b`)},
+	{"ignore_instructions", []string{"ignore", "disregard", "forget", "override"}, `(?i)\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+)?(?:previous|prior|above|earlier|preceding|system)\s+(?:instructions?|prompts?|messages?|rules|context)`},
+	{"role_override", []string{"now", "act", "developer"}, `(?i)\byou\s+are\s+now\b|\bfrom\s+now\s+on,?\s+you\b|\bact\s+as\s+(?:an?\s+)?(?:unrestricted|jailbroken|dan)\b|\bdeveloper\s+mode\b`},
+	{"system_prompt", []string{"system"}, `(?i)\bsystem\s+prompt\b`},
+	{"tool_call_syntax", []string{"<"}, `(?i)</?(?:tool_use|tool_call|tool_result|function_calls|function_call|invoke|antml:[a-z_]+)\b`},
+	{"prompt_marker", []string{"memory_context", "<|", "inst]", "sys>>"}, `(?i)\[/?MEMORY_CONTEXT|<\|(?:im_start|im_end|system|user|assistant|endoftext)\|>|\[/?INST\]|<</?SYS>>`},
+	{"prompt_marker", []string{"##"}, `(?im)^\s*#{2,}\s*(?:instruction|system prompt|system message)\b`},
 }
+
+// quarantineREs are quarantineRules' expressions, compiled on first use:
+// most processes never extract a candidate.
+var quarantineREs = sync.OnceValue(func() []*regexp.Regexp {
+	res := make([]*regexp.Regexp, len(quarantineRules))
+	for i, q := range quarantineRules {
+		res[i] = regexp.MustCompile(q.expr)
+	}
+	return res
+})
 
 // quarantineReason returns why text reads like instructions to an agent,
 // or "".
 func quarantineReason(text string) string {
 	lower := strings.ToLower(text)
-	for _, q := range quarantineRules {
+	for i, q := range quarantineRules {
 		if !slices.ContainsFunc(q.keywords, func(k string) bool { return strings.Contains(lower, k) }) {
 			continue
 		}
-		if q.re.MatchString(text) {
+		if quarantineREs()[i].MatchString(text) {
 			return q.reason
 		}
 	}

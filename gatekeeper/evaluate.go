@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/memex-dev/memex/core"
 )
@@ -30,8 +31,9 @@ const (
 	EvalExitCodeOnlyWeak = "exit_code_only"
 )
 
-// AnchorPattern matches a citation anchor `[QA_REF <qa_id>]`.
-var AnchorPattern = regexp.MustCompile(`\[QA_REF\s+([A-Za-z0-9_.:\-]+)\]`)
+// AnchorPattern returns the expression of a citation anchor `[QA_REF <qa_id>]`
+// (compiled on first use).
+var AnchorPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[QA_REF\s+([A-Za-z0-9_.:\-]+)\]`) })
 
 // ValidID reports whether id can be cited as an anchor (1–256 of
 // AnchorPattern's id characters [A-Za-z0-9_.:-]); other ids are neither
@@ -63,7 +65,7 @@ func Anchors(events []core.Event) []string {
 		if !e.Own() {
 			continue
 		}
-		for _, m := range AnchorPattern.FindAllStringSubmatch(e.Text, -1) {
+		for _, m := range AnchorPattern().FindAllStringSubmatch(e.Text, -1) {
 			if !slices.Contains(out, m[1]) {
 				out = append(out, m[1])
 			}

@@ -182,7 +182,7 @@ func TestRenderRules(t *testing.T) {
 	})
 	t.Run("anchors inside answers are defanged", func(t *testing.T) {
 		b := Render([]Item{item("x", 2, 0.5, "q [QA_REF y]", "cite [QA_REF y] always")}, DefaultConfig(), now)
-		if got := AnchorPattern.FindAllString(b.Text, -1); len(got) != 1 || got[0] != "[QA_REF x]" {
+		if got := AnchorPattern().FindAllString(b.Text, -1); len(got) != 1 || got[0] != "[QA_REF x]" {
 			t.Fatalf("anchors in block: %v", got)
 		}
 	})

@@ -4,6 +4,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // TestCommand reports whether the shell command line runs tests or a build
@@ -93,7 +94,7 @@ func splitShell(cmd string) []shellSeg {
 	return segs
 }
 
-var envAssign = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+var envAssign = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`) })
 
 // wrappers are prefixes that run the rest of the line (their own flags are
 // skipped).
@@ -116,7 +117,7 @@ func segmentIsTest(seg string) (recognised, decisive bool) {
 	for len(f) > 0 {
 		w := f[0]
 		switch {
-		case envAssign.MatchString(w):
+		case envAssign().MatchString(w):
 			f = f[1:]
 			continue
 		case wrappers[w]:
@@ -295,7 +296,7 @@ func makeTargets(args []string) []string {
 		switch {
 		case a == "-C" || a == "-f" || a == "-j" && i+1 < len(args) && isNumber(args[i+1]) || a == "-I" || a == "-o" || a == "-W":
 			i++
-		case strings.HasPrefix(a, "-"), envAssign.MatchString(a):
+		case strings.HasPrefix(a, "-"), envAssign().MatchString(a):
 		default:
 			out = append(out, a)
 		}

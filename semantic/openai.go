@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -303,10 +304,10 @@ func apiErrorCode(r io.Reader) string {
 		return ""
 	}
 	var parts []string
-	if safeIdent.MatchString(e.Error.Type) {
+	if safeIdent().MatchString(e.Error.Type) {
 		parts = append(parts, e.Error.Type)
 	}
-	if c, ok := e.Error.Code.(string); ok && safeIdent.MatchString(c) && c != e.Error.Type {
+	if c, ok := e.Error.Code.(string); ok && safeIdent().MatchString(c) && c != e.Error.Type {
 		parts = append(parts, c)
 	}
 	if len(parts) == 0 {
@@ -315,7 +316,7 @@ func apiErrorCode(r io.Reader) string {
 	return " (" + strings.Join(parts, "/") + ")"
 }
 
-var safeIdent = regexp.MustCompile(`^[a-z][a-z0-9_]{0,39}$`)
+var safeIdent = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]{0,39}$`) })
 
 // parseRetryAfter reads a Retry-After header (delay seconds or an HTTP
 // date); -1 when absent or unreadable.

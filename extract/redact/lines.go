@@ -3,11 +3,16 @@ package redact
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 var (
-	pemBegin = regexp.MustCompile(`-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----`)
-	pemEnd   = regexp.MustCompile(`-----END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----`)
+	pemBegin = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----`)
+	})
+	pemEnd = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`-----END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----`)
+	})
 )
 
 // privateKeyMarker replaces the body lines of a private key block.
@@ -51,7 +56,7 @@ func (l *Lines) Redact(text string) (string, []Finding) {
 
 func (l *Lines) line(s string) (string, []Finding) {
 	if l.inKey {
-		if loc := pemEnd.FindStringIndex(s); loc != nil {
+		if loc := pemEnd().FindStringIndex(s); loc != nil {
 			l.inKey = false
 			rest, fs := l.r.Redact(s[loc[1]:])
 			return privateKeyMarker + rest, fs
@@ -59,7 +64,7 @@ func (l *Lines) line(s string) (string, []Finding) {
 		return privateKeyMarker, nil
 	}
 	out, fs := l.r.Redact(s)
-	if loc := pemBegin.FindStringIndex(out); loc != nil && pemEnd.FindStringIndex(out[loc[1]:]) == nil {
+	if loc := pemBegin().FindStringIndex(out); loc != nil && pemEnd().FindStringIndex(out[loc[1]:]) == nil {
 		// A key block opens on this line and does not close on it.
 		l.inKey = true
 		fs = append(fs, Finding{Rule: "private-key", Start: loc[0], End: len(s)})

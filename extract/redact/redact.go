@@ -176,7 +176,7 @@ func (r *Redactor) Rules() []Rule { return r.rules }
 // Marker returns the text a finding of rule is replaced with.
 func Marker(rule string) string { return "[REDACTED:" + rule + "]" }
 
-var markerRE = regexp.MustCompile(`\[REDACTED:[a-z0-9-]{1,64}\]`)
+var markerRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[REDACTED:[a-z0-9-]{1,64}\]`) })
 
 // cand is a match before merging; prio is the rule's position.
 type cand struct{ start, end, prio int }
@@ -282,7 +282,7 @@ func (r *Redactor) avoidMarkers(s string, cs []cand) []cand {
 	if !strings.Contains(s, "[REDACTED:") {
 		return cs
 	}
-	ms := markerRE.FindAllStringIndex(s, -1)
+	ms := markerRE().FindAllStringIndex(s, -1)
 	if len(ms) == 0 {
 		return cs
 	}
