@@ -51,7 +51,7 @@ func runProcess(args []string, out io.Writer) error {
 	memex := fs.String("memex", "", "path to the memex binary (build it with go build -o)")
 	sizes := fs.String("sizes", "1000,10000,100000", "corpus sizes")
 	runs := fs.Int("runs", 100, "timed invocations per measurement")
-	agent := fs.String("agent", "examples/agent/agent.sh", "the bare agent for the run overhead")
+	agent := fs.String("agent", "examples/agent/noop.sh", "the no-op agent for the run overhead (SPEC §9); examples/agent/agent.sh does more work when memory is injected")
 	overheadAt := fs.Int("overhead-at", 100000, "corpus size at which to measure run overhead (0: skip)")
 	keep := fs.String("dir", "", "work directory (default: a temporary one, removed)")
 	kind := fs.String("queries", "prompt", "query style: prompt (~200 characters, like an agent prompt) or question (a short question)")
@@ -117,18 +117,15 @@ func runProcess(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	direct, err := timeCmd(*runs, func(i int) *exec.Cmd {
-		c := exec.Command(agentPath)
-		c.Stdin = strings.NewReader(queries[i])
-		return c
-	})
-	if err != nil {
-		return err
-	}
 	if err := warm(overheadStore); err != nil {
 		return err
 	}
-	viaMemex, err := timeCmd(*runs, func(i int) *exec.Cmd {
+	// Interleaved, so that drift in the machine's load hits both alike.
+	direct, viaMemex, err := timePair(*runs, func(i int) *exec.Cmd {
+		c := exec.Command(agentPath)
+		c.Stdin = strings.NewReader(queries[i])
+		return c
+	}, func(i int) *exec.Cmd {
 		return exec.Command(bin, "run", "--store", "file://"+overheadStore, "--project", "bench", "--backend", agentPath, queries[i])
 	})
 	if err != nil {
@@ -194,6 +191,42 @@ func syntheticQueries(n int, seed uint64, kind string) ([]string, error) {
 	return qs, nil
 }
 
+// timePair runs the commands a and b alternately n times each (after
+// warm-ups) and returns their sorted wall times.
+func timePair(n int, a, b func(i int) *exec.Cmd) (ta, tb []time.Duration, err error) {
+	for i := range 3 {
+		for _, mk := range []func(int) *exec.Cmd{a, b} {
+			if out, err := mk(i % n).CombinedOutput(); err != nil {
+				return nil, nil, fmt.Errorf("warm-up: %v: %s", err, lastLine(out))
+			}
+		}
+	}
+	ta, tb = make([]time.Duration, 0, n), make([]time.Duration, 0, n)
+	for i := range n {
+		for j, mk := range []func(int) *exec.Cmd{a, b} {
+			d, err := timeOne(mk(i))
+			if err != nil {
+				return nil, nil, fmt.Errorf("run %d: %w", i, err)
+			}
+			if j == 0 {
+				ta = append(ta, d)
+			} else {
+				tb = append(tb, d)
+			}
+		}
+	}
+	slices.Sort(ta)
+	slices.Sort(tb)
+	return ta, tb, nil
+}
+
+func timeOne(c *exec.Cmd) (time.Duration, error) {
+	c.Stdout, c.Stderr = io.Discard, io.Discard
+	start := time.Now()
+	err := c.Run()
+	return time.Since(start), err
+}
+
 // timeCmd runs the command n times (after 3 warm-up runs) and returns the
 // sorted wall times.
 func timeCmd(n int, mk func(i int) *exec.Cmd) ([]time.Duration, error) {
@@ -204,13 +237,11 @@ func timeCmd(n int, mk func(i int) *exec.Cmd) ([]time.Duration, error) {
 	}
 	lat := make([]time.Duration, 0, n)
 	for i := range n {
-		c := mk(i)
-		c.Stdout, c.Stderr = io.Discard, io.Discard
-		start := time.Now()
-		if err := c.Run(); err != nil {
+		d, err := timeOne(mk(i))
+		if err != nil {
 			return nil, fmt.Errorf("run %d: %w", i, err)
 		}
-		lat = append(lat, time.Since(start))
+		lat = append(lat, d)
 	}
 	slices.Sort(lat)
 	return lat, nil

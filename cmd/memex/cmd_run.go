@@ -27,6 +27,7 @@ const runExamples = `  memex run "why does go test -race fail with a data race o
   memex run --dry-run "how do I add a column with a default?"   # show the prompt, run nothing`
 
 func cmdRun(ctx context.Context, a *app, args []string) error {
+	began := time.Now()
 	fs, g := a.newFlagSet("run", `run [flags] "query"   (or --prompt-file F, or --stdin)`, runExamples)
 	backend := fs.String("backend", "", "agent backend: claude, codex, gemini or a command (default claude)")
 	model := fs.String("model", "", "model passed to the backend")
@@ -127,6 +128,7 @@ func cmdRun(ctx context.Context, a *app, args []string) error {
 		"verify": cfg.Verify, "memory": memoryOn, "query": query,
 	})
 
+	preStart := time.Now()
 	pre, err := eng.Pre(ctx, engine.Task{ProjectID: s.project, Query: query, RunID: runID, NoMemory: *noMemory})
 	if err != nil {
 		return err
@@ -147,6 +149,7 @@ func cmdRun(ctx context.Context, a *app, args []string) error {
 	}
 
 	start := time.Now()
+	tm := runTimings{setup: preStart.Sub(began), pre: start.Sub(preStart), search: pre.SearchDuration}
 	res, runErr := agent.Run(ctx, be, agent.RunOptions{
 		Prompt:  pre.Prompt,
 		Dir:     s.cwd,
@@ -175,7 +178,10 @@ func cmdRun(ctx context.Context, a *app, args []string) error {
 	}
 
 	// Post writes must not be cut short by a Ctrl-C after the agent ended.
+	tm.agent = time.Since(start)
+	postStart := time.Now()
 	post, err := eng.Post(context.WithoutCancel(ctx), engine.PostInput{Pre: pre, Outcome: out})
+	tm.post = time.Since(postStart)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "memex: post: %v\n", err)
 	}
@@ -184,6 +190,7 @@ func cmdRun(ctx context.Context, a *app, args []string) error {
 	}
 	if *explain {
 		printEvaluation(a.stderr, post)
+		tm.print(a.stderr)
 	}
 	ev.write("run.end", map[string]any{
 		"exit_code": res.ExitCode, "duration_ms": res.Duration.Milliseconds(),
@@ -306,6 +313,19 @@ func printEvaluation(w io.Writer, post engine.PostResult) {
 	default:
 		fmt.Fprintf(w, "candidate: none (%s)\n", c.Skipped)
 	}
+}
+
+// runTimings are the wall times of a run's phases, for --explain. setup
+// is from the start of the command (after the Go runtime started) to the
+// search: config, flags, opening the store.
+type runTimings struct {
+	setup, pre, search, agent, post time.Duration
+}
+
+func (t runTimings) print(w io.Writer) {
+	r := func(d time.Duration) string { return d.Round(10 * time.Microsecond).String() }
+	fmt.Fprintf(w, "timing: setup %s, pre %s (search %s), agent %s (verify included), post %s; memex's own %s\n",
+		r(t.setup), r(t.pre), r(t.search), r(t.agent), r(t.post), r(t.setup+t.pre+t.post))
 }
 
 // jsonOut writes v as one line of JSON.

@@ -189,6 +189,9 @@ func TestThreeRunLoop(t *testing.T) {
 	if !regexp.MustCompile(`inject: ` + regexp.QuoteMeta(qa.QAID)).MatchString(err2) {
 		t.Errorf("run 2 --explain does not show the injection: %s", err2)
 	}
+	if !regexp.MustCompile(`timing: setup \S+, pre \S+ \(search [^)0][^)]*\), agent \S+ .*post \S+`).MatchString(err2) {
+		t.Errorf("run 2 --explain does not show the phases' timings (with a search): %s", err2)
+	}
 	after2 := c.listRecords("test")
 	if len(after2) != 1 {
 		t.Fatalf("run 2 stored another candidate (%d QAs); a used QA covers the query", len(after2))
