@@ -61,11 +61,21 @@ func openFaultStore(t *testing.T, srv *redistest.Server) *redisstore.Store {
 	return store
 }
 
-// faultWords is the i-th run of five words no other run shares.
+// faultWords is the i-th run of five words no other run shares, and no
+// near-duplicate of another run's either: consecutive word numbers differ
+// only in one syllable (coretest.Word), and runs that differ in one
+// syllable per word are near duplicates (core.Similarity ≥ 0.85), which
+// the store merges by design; a multiplicative permutation of the word
+// numbers scatters them.
 func faultWords(i int) string {
+	const vocab = 20000 // coretest's vocabulary size
 	ws := make([]string, 5)
 	for k := range ws {
-		ws[k] = coretest.Word(1000 + 5*i + k)
+		x := 1000 + 5*i + k
+		ws[k] = coretest.Word(x % vocab * 7919 % vocab)
+		if x >= vocab {
+			ws[k] += coretest.Word(x / vocab)
+		}
 	}
 	return strings.Join(ws, " ")
 }
@@ -382,6 +392,15 @@ func (s *stallStore) RecordValidation(ctx context.Context, req core.ValidateRequ
 		s.stall()
 	}
 	return r, err
+}
+
+// RecordValidationBefore is the path memex serve takes on this store.
+func (s *stallStore) RecordValidationBefore(ctx context.Context, req core.ValidateRequest) (core.Record, core.Record, error) {
+	b, r, err := s.Store.RecordValidationBefore(ctx, req)
+	if err == nil && s.stall != nil {
+		s.stall()
+	}
+	return b, r, err
 }
 
 // TestFaultStalledRedis: a Redis that accepts connections but does not

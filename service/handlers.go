@@ -96,9 +96,13 @@ type RecordResponse struct {
 	Reason  string      `json:"reason,omitempty"`
 }
 
-// ExpireRequest is POST /v1/qa/expire.
+// ExpireRequest is POST /v1/qa/expire. Now (RFC 3339, optional) is the
+// time the expiry is judged at instead of the server's clock: an admin's
+// "expire as of" (the route is admin-only), which lets a remote client run
+// the same expiry as a local store (plugins/http's core.Expirer).
 type ExpireRequest struct {
-	BatchSize int `json:"batch_size"`
+	BatchSize int    `json:"batch_size"`
+	Now       string `json:"now,omitempty"`
 }
 
 // Validate checks the request; the error names the field.
@@ -106,7 +110,22 @@ func (r ExpireRequest) Validate() error {
 	if r.BatchSize < 0 || r.BatchSize > 1000 {
 		return core.Invalid("batch_size", "must be between 1 and 1000")
 	}
+	if _, err := r.at(time.Time{}); err != nil {
+		return err
+	}
 	return nil
+}
+
+// at is Now parsed, or def when Now is empty.
+func (r ExpireRequest) at(def time.Time) (time.Time, error) {
+	if r.Now == "" {
+		return def, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, r.Now)
+	if err != nil {
+		return time.Time{}, core.Invalid("now", "must be an RFC 3339 time")
+	}
+	return t.UTC(), nil
 }
 
 func readBody(c echo.Context) ([]byte, error) {
@@ -389,12 +408,24 @@ func (s *Server) validate(c echo.Context) error {
 		req.EventID = firstNonEmpty(eventID, scopedEventID(c, req.EventID))
 		var before core.Record
 		var haveBefore bool
-		if g, ok := s.store.(core.Getter); ok {
-			r, err := g.Get(ctx, req.ProjectID, req.QAID)
-			if err != nil {
-				return 0, nil, s.storeErr("get", err)
+		// A store that returns the record before the validation with its
+		// result saves the Get (one or two round trips to Redis): it is
+		// read only when the report will not be applied.
+		vb, combined := s.store.(validationRecorder)
+		getBefore := func() error {
+			if g, ok := s.store.(core.Getter); ok && !haveBefore {
+				r, err := g.Get(ctx, req.ProjectID, req.QAID)
+				if err != nil {
+					return s.storeErr("get", err)
+				}
+				before, haveBefore = r, true
 			}
-			before, haveBefore = r, true
+			return nil
+		}
+		if !combined {
+			if err := getBefore(); err != nil {
+				return 0, nil, err
+			}
 		}
 		v, err := s.checkReceipt(ctx, c, req.ProjectID, req.ReceiptID)
 		if err != nil {
@@ -404,6 +435,9 @@ func (s *Server) validate(c echo.Context) error {
 			v.ok, v.reason = false, reasonNotServedByQA
 		}
 		if v.enforced && !v.ok {
+			if err := getBefore(); err != nil {
+				return 0, nil, err
+			}
 			s.metrics.validations.WithLabelValues(string(res), string(strength), "false").Inc()
 			s.audit(ctx, core.AuditEntry{KeyID: callerOf(c).id, ProjectID: req.ProjectID, QAID: req.QAID, Action: "validate",
 				RunID: req.RunID, ReceiptID: req.ReceiptID, Weight: 0,
@@ -414,7 +448,16 @@ func (s *Server) validate(c echo.Context) error {
 		if v.enforced {
 			req.EventID = "rcpt:" + req.ReceiptID + ":validate:" + req.QAID
 		}
-		rec, err := s.store.RecordValidation(ctx, req)
+		var rec core.Record
+		if combined {
+			var b core.Record
+			b, rec, err = vb.RecordValidationBefore(ctx, req)
+			if b.QAID != "" {
+				before, haveBefore = b, true
+			}
+		} else {
+			rec, err = s.store.RecordValidation(ctx, req)
+		}
 		if err != nil {
 			return 0, nil, s.storeErr("validate", err)
 		}
@@ -429,6 +472,13 @@ func (s *Server) validate(c echo.Context) error {
 		applied := true
 		return http.StatusOK, RecordResponse{Record: rec, Applied: &applied}, nil
 	})
+}
+
+// validationRecorder is a store that returns the record as it was before a
+// validation along with the result (plugins/redis), so the audit entry's
+// before → after needs no Get.
+type validationRecorder interface {
+	RecordValidationBefore(ctx context.Context, req core.ValidateRequest) (before, after core.Record, err error)
 }
 
 // projectQuery reads and checks ?project_id=.
@@ -565,15 +615,20 @@ func (s *Server) expire(c echo.Context) error {
 	if !ok {
 		return &notImplementedError{what: "expiry on the " + s.store.Name() + " store"}
 	}
+	at, _ := req.at(s.now()) // checked by Validate
 	return s.idempotent(c, body, func(string) (int, any, error) {
 		ctx, cancel := s.reqCtx(c)
 		defer cancel()
-		n, err := ex.Expire(ctx, s.now(), req.BatchSize)
+		n, err := ex.Expire(ctx, at, req.BatchSize)
 		if err != nil {
 			return 0, nil, s.storeErr("expire", err)
 		}
 		s.metrics.expired.Add(float64(n))
-		s.audit(ctx, core.AuditEntry{KeyID: callerOf(c).id, ProjectID: core.GlobalProject, Action: "expire", Weight: 1, After: map[string]any{"expired": n, "scope": "all projects"}})
+		after := map[string]any{"expired": n, "scope": "all projects"}
+		if req.Now != "" {
+			after["as_of"] = at.Format(time.RFC3339Nano)
+		}
+		s.audit(ctx, core.AuditEntry{KeyID: callerOf(c).id, ProjectID: core.GlobalProject, Action: "expire", Weight: 1, After: after})
 		return http.StatusOK, map[string]int{"expired": n}, nil
 	})
 }

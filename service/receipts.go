@@ -47,20 +47,32 @@ func (s *Server) issueReceipts(ctx context.Context, c echo.Context, project stri
 		rs = append(rs, mk(base+"."+strconv.Itoa(i+1), []string{id}))
 	}
 	ok := make([]bool, len(rs))
-	var wg sync.WaitGroup
-	for i := range rs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := s.receipts.IssueReceipt(ctx, rs[i]); err != nil {
-				s.metrics.storeErrors.WithLabelValues("receipt_issue").Inc()
-				s.log.Warn("receipt not issued", "op", "receipt_issue", "project", project, "error", err)
-				return
+	if b, isBatch := s.receipts.(receiptBatcher); isBatch {
+		for i, err := range b.IssueReceipts(ctx, rs) {
+			if i >= len(ok) {
+				break
+			}
+			if err != nil {
+				s.receiptFailed(project, err)
+				continue
 			}
 			ok[i] = true
-		}()
+		}
+	} else {
+		var wg sync.WaitGroup
+		for i := range rs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := s.receipts.IssueReceipt(ctx, rs[i]); err != nil {
+					s.receiptFailed(project, err)
+					return
+				}
+				ok[i] = true
+			}()
+		}
+		wg.Wait()
 	}
-	wg.Wait()
 	per := make([]string, len(qaIDs))
 	for i := range qaIDs {
 		if ok[i+1] {
@@ -74,6 +86,17 @@ func (s *Server) issueReceipts(ctx context.Context, c echo.Context, project stri
 	s.metrics.receipts.WithLabelValues("issued").Inc()
 	c.Response().Header().Set(HeaderReceipt, base)
 	return base, per
+}
+
+// receiptBatcher is a store that issues a search's receipts in one round
+// trip (plugins/redis); other stores get one call per receipt, in parallel.
+type receiptBatcher interface {
+	IssueReceipts(ctx context.Context, rs []core.Receipt) []error
+}
+
+func (s *Server) receiptFailed(project string, err error) {
+	s.metrics.storeErrors.WithLabelValues("receipt_issue").Inc()
+	s.log.Warn("receipt not issued", "op", "receipt_issue", "project", project, "error", err)
 }
 
 // searchReceipt maps a per-QA receipt id ("<search receipt>.<n>") to its

@@ -7,6 +7,7 @@
 //	memex-bench latency [-n 100000] [-queries 2000]
 //	memex-bench gen [-n 1000]        (process.go)
 //	memex-bench process [flags]      (process.go)
+//	memex-bench service [flags]      (service.go)
 package main
 
 import (
@@ -33,6 +34,7 @@ func commands(out io.Writer) map[string]command {
 		"latency": func(args []string) error { return runLatency(args, out) },
 		"gen":     func(args []string) error { return runGen(args, out) },
 		"process": func(args []string) error { return runProcess(args, out) },
+		"service": func(args []string) error { return runService(args, out) },
 	}
 }
 

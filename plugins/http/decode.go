@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -101,8 +100,28 @@ func kindFor(status int, code string) error {
 	return core.ErrUnavailable
 }
 
-// fieldPrefix finds "field: message" in an error message.
-var fieldPrefix = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_.\[\]]*): (.+)$`)
+// fieldPrefix splits "field: message" (the field [A-Za-z_][A-Za-z0-9_.[\]]*,
+// the message one non-empty line) off an error message. Hand-written: a
+// regexp would be compiled at every memex start-up.
+func fieldPrefix(msg string) (field, rest string, ok bool) {
+	if msg == "" || !(msg[0] == '_' || 'a' <= msg[0]|0x20 && msg[0]|0x20 <= 'z') {
+		return "", "", false
+	}
+	i := 1
+	for i < len(msg) {
+		c := msg[i]
+		if c == '_' || c == '.' || c == '[' || c == ']' || '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'z' {
+			i++
+			continue
+		}
+		break
+	}
+	rest, ok = strings.CutPrefix(msg[i:], ": ")
+	if !ok || rest == "" || strings.IndexByte(rest, '\n') >= 0 {
+		return "", "", false
+	}
+	return msg[:i], rest, true
+}
 
 // statusError builds the error of a non-2xx answer.
 func statusError(op string, status int, h http.Header, body []byte, now time.Time) *StatusError {
@@ -155,8 +174,8 @@ func fillError(e *StatusError, body []byte) {
 // form "field: message" when the service did not name it separately.
 func findField(e *StatusError) {
 	if e.Field == "" && kindFor(e.Status, e.Code) == core.ErrInvalid {
-		if m := fieldPrefix.FindStringSubmatch(e.Message); m != nil {
-			e.Field, e.Message = m[1], m[2]
+		if field, rest, ok := fieldPrefix(e.Message); ok {
+			e.Field, e.Message = field, rest
 		}
 	}
 }

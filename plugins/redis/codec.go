@@ -41,10 +41,12 @@ type stored struct {
 	Hash     string         `json:"h,omitempty"`  // only when it differs from ContentHash(q, a)
 	Shared   []string       `json:"sh,omitempty"`
 	Doc      uint64         `json:"d"`
-	// State is the trust evidence; omitted while it is still the state of
-	// a new candidate (then Creator names its creator).
+	// State is the trust evidence; omitted while it holds no evidence yet
+	// (a new candidate, or an imported record): then Creator names its
+	// creator and Status its status when that is not "candidate".
 	State   *trust.State `json:"s,omitempty"`
 	Creator string       `json:"cr,omitempty"`
+	Status  core.Status  `json:"ss,omitempty"`
 
 	project string // from the key
 	ver     int64  // version the record was read at (0: new)
@@ -62,6 +64,7 @@ type head struct {
 	Doc     uint64       `json:"d"`
 	State   *trust.State `json:"s"`
 	Creator string       `json:"cr"`
+	Status  core.Status  `json:"ss"`
 }
 
 // decodeHead parses only what ranking needs; decodeStored(project, id,
@@ -72,17 +75,120 @@ func decodeHead(project, id, v string) (*stored, error) {
 		return nil, fmt.Errorf("record value has no version")
 	}
 	var h head
-	if err := json.Unmarshal([]byte(body), &h); err != nil {
-		return nil, fmt.Errorf("record is corrupt: %w", err)
+	// Decode without the text (most of the bytes): a search ranks ~50
+	// candidates on their heads. A value the scanner does not understand
+	// is decoded whole.
+	if small, ok := headJSON(body); !ok || json.Unmarshal([]byte(small), &h) != nil {
+		h = head{}
+		if err := json.Unmarshal([]byte(body), &h); err != nil {
+			return nil, fmt.Errorf("record is corrupt: %w", err)
+		}
 	}
 	if h.State == nil {
-		h.State = trust.NewState(h.Creator, fromMS(h.Created))
+		h.State = elidedState(h.Creator, h.Created, h.Status)
 	}
 	if h.Updated == 0 {
 		h.Updated = h.Created
 	}
 	return &stored{ID: id, Updated: h.Updated, Created: h.Created, LastVal: h.LastVal, Quar: h.Quar,
 		Shared: h.Shared, Doc: h.Doc, State: h.State, project: project, raw: v}, nil
+}
+
+// headJSON returns the JSON object body without its top-level "q" and
+// "a" members (the question and answer); ok is false when body is not an
+// object this scanner can split (the caller then decodes it whole).
+func headJSON(body string) (string, bool) {
+	n := len(body)
+	if n < 2 || body[0] != '{' {
+		return "", false
+	}
+	out := make([]byte, 0, 256)
+	out = append(out, '{')
+	first := true
+	i := 1
+	for {
+		for i < n && (body[i] == ' ' || body[i] == '\n' || body[i] == '\t' || body[i] == '\r') {
+			i++
+		}
+		if i >= n {
+			return "", false
+		}
+		if body[i] == '}' && first && len(out) == 1 {
+			break
+		}
+		if body[i] != '"' {
+			return "", false
+		}
+		start := i
+		j := skipString(body, i)
+		if j < 0 {
+			return "", false
+		}
+		key := body[i+1 : j-1]
+		k, depth := j, 0
+	value:
+		for k < n {
+			switch body[k] {
+			case '"':
+				if k = skipString(body, k); k < 0 {
+					return "", false
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth == 0 {
+					break value
+				}
+				depth--
+			case ',':
+				if depth == 0 {
+					break value
+				}
+			}
+			k++
+		}
+		if k >= n {
+			return "", false
+		}
+		if key != "q" && key != "a" {
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out = append(out, body[start:k]...)
+		}
+		first = false
+		if body[k] == '}' {
+			if k != n-1 {
+				return "", false
+			}
+			break
+		}
+		i = k + 1
+	}
+	out = append(out, '}')
+	return string(out), true
+}
+
+// skipString returns the index just past the JSON string starting at
+// s[i] (a quote), or -1 when it does not end.
+func skipString(s string, i int) int {
+	j := i + 1
+	for {
+		q := strings.IndexByte(s[j:], '"')
+		if q < 0 {
+			return -1
+		}
+		j += q
+		bs := 0
+		for b := j - 1; b > i && s[b] == '\\'; b-- {
+			bs++
+		}
+		j++
+		if bs%2 == 0 {
+			return j
+		}
+	}
 }
 
 func ms(t time.Time) int64 {
@@ -151,20 +257,34 @@ func (s *stored) contentHash() string {
 	return core.ContentHash(s.Q, s.A)
 }
 
-// pristine reports whether st is still exactly a new candidate's state
-// created at created (ms), so it need not be stored.
+// pristine reports whether st holds no evidence yet — exactly a new
+// state created at created (ms) with some status — so only its creator and
+// status need storing (elidedState rebuilds it).
 func pristine(st *trust.State, created int64) bool {
-	return st != nil && len(st.Sources) == 0 && st.Status == core.StatusCandidate && !st.HumanLocked &&
+	return st != nil && len(st.Sources) == 0 && st.Status.Valid() && !st.HumanLocked &&
 		st.CUSUM == 0 && st.LastPass.IsZero() && st.ConsecutiveFail == 0 && st.Seq == 0 && st.PassSeq == 0 &&
 		st.StaleBy == "" && st.PeakPassers == 0 && !st.Proven && !st.Rejected &&
 		st.CreatedAt.UnixMilli() == created && st.CreatedAt.Equal(time.UnixMilli(created))
 }
 
+// elidedState rebuilds the state pristine let encode leave out.
+func elidedState(creator string, created int64, status core.Status) *trust.State {
+	st := trust.NewState(creator, fromMS(created))
+	if status != "" {
+		st.Status = status
+	}
+	return st
+}
+
 // encode returns the value stored at the record key for version ver.
 func (s *stored) encode(ver int64) (string, error) {
 	cp := *s
+	cp.Creator, cp.Status = "", ""
 	if pristine(s.State, s.Created) {
 		cp.Creator, cp.State = s.State.Creator, nil
+		if s.State.Status != core.StatusCandidate {
+			cp.Status = s.State.Status
+		}
 	}
 	if cp.Updated == cp.Created {
 		cp.Updated = 0
@@ -188,9 +308,9 @@ func decodeStored(project, id, v string) (*stored, error) {
 		return nil, fmt.Errorf("record is corrupt: %w", err)
 	}
 	if s.State == nil {
-		s.State = trust.NewState(s.Creator, fromMS(s.Created))
+		s.State = elidedState(s.Creator, s.Created, s.Status)
 	}
-	s.Creator = ""
+	s.Creator, s.Status = "", ""
 	if s.Updated == 0 {
 		s.Updated = s.Created
 	}

@@ -66,7 +66,7 @@ func (k keys) postBucket(p, scope, term string) string {
 }
 
 // postBuckets is the number of short-posting-list hashes per scope.
-const postBuckets = 512
+const postBuckets = 2048
 
 // lens holds the field lengths (lensEntry) of the lensBucket documents of
 // p whose ids share doc/lensBucket, lensSize bytes each at

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -22,9 +23,12 @@ import (
 // the QAs an owner shares with the searching project.
 type scope struct {
 	owner, name string
+	iv          string // the owner's index version read with the stats
 	docs        int64
 	lens        [retrieval.NumFields]int64
 	posts       map[string]string // term → packed postings
+	df          map[string]int64  // term → document frequency
+	skips       map[string][]skipEntry
 }
 
 // source implements retrieval.Source over postings fetched from Redis in
@@ -35,6 +39,8 @@ type source struct {
 	// lens holds the lens buckets of the documents in the postings, per
 	// owner, indexed by bucket number ("" where not read).
 	lens map[string][]string
+	// iv is each owner's index version (indexCache).
+	iv map[string]string
 }
 
 func (src *source) Stats(ctx context.Context) (retrieval.Stats, error) {
@@ -50,7 +56,11 @@ func (src *source) Stats(ctx context.Context) (retrieval.Stats, error) {
 func (src *source) DocFreq(ctx context.Context, term string) (int64, error) {
 	var n int64
 	for _, sc := range src.scopes {
-		n += countPostings(sc.posts[term])
+		if df, ok := sc.df[term]; ok {
+			n += df
+		} else {
+			n += countPostings(sc.posts[term])
+		}
 	}
 	return n, ctx.Err()
 }
@@ -76,6 +86,143 @@ func (src *source) Postings(ctx context.Context, term string, fn func(retrieval.
 	return ctx.Err()
 }
 
+// TermFreqs implements retrieval.TermFreqReader over the fetched postings:
+// the scorer's rescoring of common terms for its best candidates walks
+// each term's doc-ordered list once against the sorted candidates (no map
+// lookup, no field lengths decoded per posting), and stops after the last
+// candidate.
+func (src *source) TermFreqs(ctx context.Context, docs []uint64, terms []string, fn func(doc uint64, tfs []retrieval.TF, lens [retrieval.NumFields]uint32)) error {
+	sorted := slices.Clone(docs)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	nt := len(terms)
+	tfs := make([]retrieval.TF, len(sorted)*nt)
+	for lo := 0; lo < len(sorted); {
+		si := sorted[lo] >> 32
+		hi := lo
+		for hi < len(sorted) && sorted[hi]>>32 == si {
+			hi++
+		}
+		if si < uint64(len(src.scopes)) {
+			sc := src.scopes[si]
+			for j, t := range terms {
+				walkCandidates(sc.posts[t], sc.skips[t], sorted[lo:hi], func(k int, tf retrieval.TF) { tfs[(lo+k)*nt+j] = tf })
+			}
+		}
+		lo = hi
+	}
+	for k, d := range sorted {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var lens [retrieval.NumFields]uint32
+		if si := d >> 32; si < uint64(len(src.scopes)) {
+			local := d & (1<<32 - 1)
+			if bs := src.lens[src.scopes[si].owner]; local/lensBucket < uint64(len(bs)) {
+				lens = lensOf(bs[local/lensBucket], local)
+			}
+		}
+		fn(d, tfs[k*nt:(k+1)*nt], lens)
+	}
+	return nil
+}
+
+// walkCandidates decodes list (codec.go) up to the last of cands (sorted,
+// one scope: the low 32 bits are the scope's doc ids) and calls fn with the
+// index in cands and the term frequency of each candidate it holds. With
+// skips (scanList) it jumps over the blocks before each next candidate: a
+// few hundred candidates in a list of 90k postings decode a fraction of it.
+func walkCandidates(list string, skips []skipEntry, cands []uint64, fn func(k int, tf retrieval.TF)) {
+	if len(cands) == 0 {
+		return
+	}
+	k, want := 0, cands[0]&(1<<32-1)
+	var doc uint64
+	jump := skips != nil
+	for i := postingHeader; i < len(list); {
+		if jump {
+			// The last block whose postings all come after a doc below
+			// want: nothing before it can be want.
+			j := sort.Search(len(skips), func(j int) bool { return skips[j].prev >= want }) - 1
+			if j >= 0 && int(skips[j].off) > i {
+				i, doc = int(skips[j].off), skips[j].prev
+			}
+			jump = false
+		}
+		gap, next, ok := readUvarint(list, i)
+		if !ok || next >= len(list) {
+			return
+		}
+		i = next
+		doc += gap
+		var a, b uint64
+		if c := list[i]; c < 0x80 {
+			a, b = uint64(c>>4), uint64(c&15)
+			i++
+		} else {
+			if a, i, ok = readUvarint(list, i+1); !ok {
+				return
+			}
+			if b, i, ok = readUvarint(list, i); !ok {
+				return
+			}
+		}
+		for doc > want {
+			if k++; k == len(cands) {
+				return
+			}
+			want = cands[k] & (1<<32 - 1)
+			jump = skips != nil
+		}
+		if doc == want {
+			fn(k, retrieval.TF{uint32(a), uint32(b)})
+		}
+	}
+}
+
+// skipEntry marks a posting of a long list: its byte offset and the doc id
+// before it (the base of its gap).
+type skipEntry struct {
+	off  uint32
+	prev uint64
+}
+
+// skipEvery is the postings between two skip entries; lists shorter than
+// skipMin bytes get none.
+const (
+	skipEvery = 64
+	skipMin   = 2048
+)
+
+// scanList counts list's postings and, for a long list, builds its skip
+// entries, in one pass.
+func scanList(list string) (int64, []skipEntry) {
+	var n int64
+	var skips []skipEntry
+	long := len(list) >= skipMin
+	var doc uint64
+	for i := postingHeader; i < len(list); {
+		if long && n%skipEvery == 0 {
+			skips = append(skips, skipEntry{uint32(i), doc})
+		}
+		gap, next, ok := readUvarint(list, i)
+		if !ok || next >= len(list) {
+			break
+		}
+		doc += gap
+		i = next
+		if list[i] < 0x80 {
+			i++
+		} else if _, i, ok = readUvarint(list, i+1); !ok {
+			break
+		} else if _, i, ok = readUvarint(list, i); !ok {
+			break
+		}
+		n++
+	}
+	return n, skips
+}
+
 // queryTerms are the distinct analysed terms of a query.
 func (s *Store) queryTerms(q string) []string {
 	var out []string
@@ -87,16 +234,16 @@ func (s *Store) queryTerms(q string) []string {
 	return out
 }
 
-type scopeCmds struct {
-	sc    *scope
-	stats *redis.SliceCmd
+// termCmds are the reads of some terms' posting lists in one scope: the
+// list key, and the term's field in its bucket hash (short lists).
+type termCmds struct {
+	terms []string
 	posts []*redis.StringCmd
 	short []*redis.StringCmd
 }
 
-func (s *Store) queueScope(ctx context.Context, pipe redis.Pipeliner, sc *scope, terms []string) *scopeCmds {
-	c := &scopeCmds{sc: sc}
-	c.stats = pipe.HMGet(ctx, s.k.stats(sc.owner), "n:"+sc.name, "q:"+sc.name, "a:"+sc.name)
+func (s *Store) queueTerms(ctx context.Context, pipe redis.Pipeliner, sc *scope, terms []string) *termCmds {
+	c := &termCmds{terms: terms}
 	for _, t := range terms {
 		c.posts = append(c.posts, pipe.Get(ctx, s.k.post(sc.owner, sc.name, t)))
 		c.short = append(c.short, pipe.HGet(ctx, s.k.postBucket(sc.owner, sc.name, t), t))
@@ -104,78 +251,219 @@ func (s *Store) queueScope(ctx context.Context, pipe redis.Pipeliner, sc *scope,
 	return c
 }
 
-func (c *scopeCmds) fill(terms []string) error {
-	vals, err := c.stats.Result()
-	if err != nil {
-		return err
-	}
-	var nums [3]int64
-	for i, v := range vals {
-		if str, ok := v.(string); ok {
-			nums[i], _ = strconv.ParseInt(str, 10, 64)
-		}
-	}
-	c.sc.docs, c.sc.lens = nums[0], [retrieval.NumFields]int64{nums[1], nums[2]}
-	c.sc.posts = make(map[string]string, len(terms))
-	for i, t := range terms {
+// read returns the lists read (absent terms included, as "").
+func (c *termCmds) read() (map[string]cachedList, error) {
+	out := make(map[string]cachedList, len(c.terms))
+	for i, t := range c.terms {
 		v, err := c.posts[i].Result()
 		if errors.Is(err, redis.Nil) {
 			v, err = c.short[i].Result()
 		}
 		if errors.Is(err, redis.Nil) {
-			continue
+			v, err = "", nil
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
-		c.sc.posts[t] = v
+		df, skips := scanList(v)
+		out[t] = cachedList{list: v, df: df, skips: skips}
 	}
-	return nil
+	return out, nil
+}
+
+// scopeCmds are a scope's reads in a search's first pipeline: its stats
+// with the owner's index version, and the lists the cache does not hold
+// at the version it holds.
+type scopeCmds struct {
+	sc     *scope
+	guess  string                // the cached version the cached lists are of
+	cached map[string]cachedList // term → list taken from the cache
+	stats  *redis.SliceCmd
+	tc     *termCmds
+	ivEnd  *redis.StringCmd // the version again, after the lists
+}
+
+func (s *Store) queueScope(ctx context.Context, pipe redis.Pipeliner, sc *scope, terms []string) *scopeCmds {
+	c := &scopeCmds{sc: sc, guess: s.cache.ivOf(sc.owner), cached: map[string]cachedList{}}
+	c.stats = pipe.HMGet(ctx, s.k.stats(sc.owner), "n:"+sc.name, "q:"+sc.name, "a:"+sc.name, "iv")
+	var fetch []string
+	for _, t := range terms {
+		if l, ok := s.cache.posting(sc.owner, c.guess, sc.name, t); ok {
+			c.cached[t] = l
+		} else {
+			fetch = append(fetch, t)
+		}
+	}
+	c.tc = s.queueTerms(ctx, pipe, sc, fetch)
+	c.ivEnd = s.queueIV(ctx, pipe, sc.owner)
+	return c
+}
+
+// queueIV reads the owner's index version at the end of a pipeline: data
+// read between two equal reads of it is exactly that version's (every
+// index write sets a new token), the only data the cache may keep — data
+// read across a write is newer, and tagged with the older token it could
+// be taken for that version's after a server restarted from an older
+// snapshot brings the token back.
+func (s *Store) queueIV(ctx context.Context, pipe redis.Pipeliner, owner string) *redis.StringCmd {
+	if s.cache == nil {
+		return nil
+	}
+	return pipe.HGet(ctx, s.k.stats(owner), "iv")
+}
+
+// stableIV is iv when the version read after the pipeline's data is
+// still iv, else "" (cache nothing).
+func stableIV(iv string, end *redis.StringCmd) string {
+	if end == nil || iv == "" {
+		return ""
+	}
+	if v, err := end.Result(); err != nil || v != iv {
+		return ""
+	}
+	return iv
+}
+
+// fill sets the scope's stats and lists from the pipeline's answers and
+// caches what it read; it returns the terms taken from the cache at a
+// version that is no longer current (to be read again).
+func (s *Store) fill(c *scopeCmds) (stale []string, err error) {
+	vals, err := c.stats.Result()
+	if err != nil {
+		return nil, err
+	}
+	var nums [3]int64
+	for i, v := range vals[:3] {
+		if str, ok := v.(string); ok {
+			nums[i], _ = strconv.ParseInt(str, 10, 64)
+		}
+	}
+	sc := c.sc
+	iv, _ := vals[3].(string)
+	sc.iv = stableIV(iv, c.ivEnd)
+	sc.docs, sc.lens = nums[0], [retrieval.NumFields]int64{nums[1], nums[2]}
+	read, err := c.tc.read()
+	if err != nil {
+		return nil, err
+	}
+	sc.posts = make(map[string]string, len(read)+len(c.cached))
+	sc.df = make(map[string]int64, len(read)+len(c.cached))
+	sc.skips = map[string][]skipEntry{}
+	s.setLists(sc, read)
+	if iv != "" && iv == c.guess {
+		// The cached lists are exactly version iv's, and the lists just
+		// read are iv's or newer: together no older than iv.
+		s.setLists(sc, c.cached)
+	} else {
+		for t := range c.cached {
+			stale = append(stale, t)
+		}
+	}
+	s.cache.putPostings(sc.owner, sc.iv, sc.name, read)
+	return stale, nil
+}
+
+func (s *Store) setLists(sc *scope, lists map[string]cachedList) {
+	for t, l := range lists {
+		if l.list != "" {
+			sc.posts[t] = l.list
+		}
+		if l.skips != nil {
+			sc.skips[t] = l.skips
+		}
+		sc.df[t] = l.df
+	}
 }
 
 // newSource fetches the postings of query's terms in the scopes visible
 // to project (only its own when ownOnly): one pipeline for the own and
-// global scopes and the list of sharers, one more for shared scopes.
+// global scopes and the list of sharers, one more for shared scopes. Lists
+// the index cache holds at the owner's current version are not read.
 func (s *Store) newSource(ctx context.Context, project, query string, ownOnly bool) (*source, error) {
 	terms := s.queryTerms(query)
-	src := &source{}
-	pipe := s.rdb.Pipeline()
-	var cmds []*scopeCmds
-	add := func(p redis.Pipeliner, owner, name string) {
-		sc := &scope{owner: owner, name: name}
-		src.scopes = append(src.scopes, sc)
-		cmds = append(cmds, s.queueScope(ctx, p, sc, terms))
-	}
-	add(pipe, project, ownScope)
+	src := &source{iv: map[string]string{}}
 	var sharers *redis.StringSliceCmd
-	if !ownOnly && project != core.GlobalProject {
-		add(pipe, core.GlobalProject, ownScope)
-		sharers = pipe.SMembers(ctx, s.k.sharers(project))
+	round := func(owners, names []string, withSharers bool) error {
+		pipe := s.rdb.Pipeline()
+		var cmds []*scopeCmds
+		for i, owner := range owners {
+			sc := &scope{owner: owner, name: names[i]}
+			src.scopes = append(src.scopes, sc)
+			cmds = append(cmds, s.queueScope(ctx, pipe, sc, terms))
+		}
+		if withSharers {
+			sharers = pipe.SMembers(ctx, s.k.sharers(project))
+		}
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return err
+		}
+		type again struct {
+			sc    *scope
+			tc    *termCmds
+			ivEnd *redis.StringCmd
+		}
+		var redo []again
+		var rpipe redis.Pipeliner
+		for _, c := range cmds {
+			stale, err := s.fill(c)
+			if err != nil {
+				return err
+			}
+			src.iv[c.sc.owner] = c.sc.iv
+			if len(stale) > 0 {
+				if rpipe == nil {
+					rpipe = s.rdb.Pipeline()
+				}
+				redo = append(redo, again{c.sc, s.queueTerms(ctx, rpipe, c.sc, stale), s.queueIV(ctx, rpipe, c.sc.owner)})
+			}
+		}
+		if rpipe == nil {
+			return nil
+		}
+		// The index changed since the cached lists were read: read them
+		// again (a write between this and the first pipeline only makes
+		// them newer than sc.iv, which the next change of iv drops).
+		if _, err := rpipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return err
+		}
+		for _, r := range redo {
+			read, err := r.tc.read()
+			if err != nil {
+				return err
+			}
+			s.setLists(r.sc, read)
+			if stableIV(r.sc.iv, r.ivEnd) == "" {
+				r.sc.iv = "" // the index moved on: cache nothing more this search
+				src.iv[r.sc.owner] = ""
+			}
+			s.cache.putPostings(r.sc.owner, r.sc.iv, r.sc.name, read)
+		}
+		return nil
 	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+	owners, names := []string{project}, []string{ownScope}
+	withSharers := !ownOnly && project != core.GlobalProject
+	if withSharers {
+		owners, names = append(owners, core.GlobalProject), append(names, ownScope)
+	}
+	if err := round(owners, names, withSharers); err != nil {
 		return nil, err
 	}
 	if sharers != nil {
-		owners, err := sharers.Result()
+		list, err := sharers.Result()
 		if err != nil {
 			return nil, err
 		}
-		slices.Sort(owners)
-		if len(owners) > 0 {
-			pipe := s.rdb.Pipeline()
-			for _, o := range owners {
-				if o != project && o != core.GlobalProject {
-					add(pipe, o, sharedScope(project))
-				}
-			}
-			if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-				return nil, err
+		slices.Sort(list)
+		owners, names = owners[:0], names[:0]
+		for _, o := range list {
+			if o != project && o != core.GlobalProject {
+				owners, names = append(owners, o), append(names, sharedScope(project))
 			}
 		}
-	}
-	for _, c := range cmds {
-		if err := c.fill(terms); err != nil {
-			return nil, err
+		if len(owners) > 0 {
+			if err := round(owners, names, false); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return src, s.fetchLens(ctx, src)
@@ -239,31 +527,54 @@ func (s *Store) fetchLens(ctx context.Context, src *source) error {
 	}
 	type read struct {
 		owner string
-		n     int
+		n     uint64
 		cmd   *redis.StringCmd
 	}
 	var reads []read
 	pipe := s.rdb.Pipeline()
+	ivEnd := map[string]*redis.StringCmd{}
 	for owner, nb := range need {
 		src.lens[owner] = make([]string, len(nb))
+		var want []uint64
 		for n, ok := range nb {
 			if ok {
-				reads = append(reads, read{owner, n, pipe.Get(ctx, s.k.lens(owner, uint64(n)*lensBucket))})
+				want = append(want, uint64(n))
 			}
 		}
+		cached, missing := s.cache.lensBuckets(owner, src.iv[owner], want)
+		for n, v := range cached {
+			src.lens[owner][n] = v
+		}
+		for _, n := range missing {
+			reads = append(reads, read{owner, n, pipe.Get(ctx, s.k.lens(owner, n*lensBucket))})
+		}
+		if len(missing) > 0 && src.iv[owner] != "" {
+			ivEnd[owner] = s.queueIV(ctx, pipe, owner)
+		}
+	}
+	if len(reads) == 0 {
+		return nil
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return err
 	}
+	got := map[string]map[uint64]string{}
 	for _, r := range reads {
 		v, err := r.cmd.Result()
 		if errors.Is(err, redis.Nil) {
-			continue
+			v, err = "", nil
 		}
 		if err != nil {
 			return err
 		}
 		src.lens[r.owner][r.n] = v
+		if got[r.owner] == nil {
+			got[r.owner] = map[uint64]string{}
+		}
+		got[r.owner][r.n] = v
+	}
+	for owner, bs := range got {
+		s.cache.putLens(owner, stableIV(src.iv[owner], ivEnd[owner]), bs)
 	}
 	return nil
 }
@@ -274,25 +585,61 @@ func (s *Store) loadHits(ctx context.Context, src *source, hits []retrieval.Hit,
 	if len(hits) == 0 {
 		return nil, nil
 	}
+	// doc id → qa_id: from the cache, else one pipeline.
+	entries := make([]string, len(hits))
+	known := make([]bool, len(hits))
+	ivEnd := map[string]*redis.StringCmd{}
 	pipe := s.rdb.Pipeline()
 	idCmds := make([]*redis.StringCmd, len(hits))
+	queued := false
 	for i, h := range hits {
-		sc := src.scopes[h.Doc>>32]
+		owner := src.scopes[h.Doc>>32].owner
 		doc := h.Doc & (1<<32 - 1)
-		idCmds[i] = pipe.HGet(ctx, s.k.docs(sc.owner, doc), strconv.FormatUint(doc, 10))
+		if v, ok := s.cache.doc(owner, src.iv[owner], doc); ok {
+			entries[i], known[i] = v, true
+			continue
+		}
+		idCmds[i] = pipe.HGet(ctx, s.k.docs(owner, doc), strconv.FormatUint(doc, 10))
+		queued = true
+		if _, ok := ivEnd[owner]; !ok && src.iv[owner] != "" {
+			ivEnd[owner] = nil // queued after the reads
+		}
 	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, err
+	for owner := range ivEnd {
+		ivEnd[owner] = s.queueIV(ctx, pipe, owner)
+	}
+	if queued {
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return nil, err
+		}
+		got := map[string]map[uint64]string{}
+		for i, h := range hits {
+			if idCmds[i] == nil {
+				continue
+			}
+			v, err := idCmds[i].Result()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return nil, err
+			}
+			entries[i], known[i] = v, true
+			owner := src.scopes[h.Doc>>32].owner
+			if got[owner] == nil {
+				got[owner] = map[uint64]string{}
+			}
+			got[owner][h.Doc&(1<<32-1)] = v
+		}
+		for owner, ds := range got {
+			s.cache.putDocs(owner, stableIV(src.iv[owner], ivEnd[owner]), ds)
+		}
 	}
 	pipe = s.rdb.Pipeline()
 	recCmds := make([]*redis.StringCmd, len(hits))
 	qaIDs := make([]string, len(hits))
 	for i, h := range hits {
-		id, err := idCmds[i].Result()
-		if err != nil {
+		if !known[i] || entries[i] == "" {
 			continue
 		}
-		id, _ = docEntry(id)
+		id, _ := docEntry(entries[i])
 		qaIDs[i] = id
 		recCmds[i] = pipe.Get(ctx, s.k.qa(src.scopes[h.Doc>>32].owner, id))
 	}

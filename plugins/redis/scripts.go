@@ -1,6 +1,24 @@
 package redisstore
 
-import "github.com/redis/go-redis/v9"
+import (
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// script is a Lua script whose *redis.Script (and SHA-1) is made on first
+// use, not at package initialisation: every memex process links this
+// package, few run a script.
+type script struct {
+	src  string
+	once sync.Once
+	s    *redis.Script
+}
+
+func (l *script) get() *redis.Script {
+	l.once.Do(func() { l.s = redis.NewScript(l.src) })
+	return l.s
+}
 
 // Every Lua script the store runs. docs/REDIS.md describes them.
 
@@ -21,7 +39,7 @@ import "github.com/redis/go-redis/v9"
 //
 // Returns {1, stored result} for a repeated event id, {0} when a version
 // changed (the caller re-reads and retries), {2} when applied.
-var commitScript = redis.NewScript(`
+var commitScript = &script{src: `
 local prev = redis.call('GET', KEYS[1])
 if prev then return {1, prev} end
 local n = tonumber(ARGV[3])
@@ -250,17 +268,17 @@ while i <= argc do
 end
 redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[1])
 return {2}
-`)
+`}
 
 // issueReceiptScript stores a receipt once (idempotent per id).
 //
 //	KEYS[1] receipt key; ARGV[1] JSON, ARGV[2] source, ARGV[3] expiry (unix ms)
-var issueReceiptScript = redis.NewScript(`
+var issueReceiptScript = &script{src: `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'j', ARGV[1], 'src', ARGV[2], 'used', '0')
 redis.call('PEXPIREAT', KEYS[1], ARGV[3])
 return 1
-`)
+`}
 
 // redeemReceiptScript marks a receipt used by a source, once.
 //
@@ -268,11 +286,11 @@ return 1
 //
 // Returns {0} unknown/expired, {1} another source's, {2} already used,
 // {3, JSON} redeemed now.
-var redeemReceiptScript = redis.NewScript(`
+var redeemReceiptScript = &script{src: `
 local r = redis.call('HMGET', KEYS[1], 'j', 'src', 'used')
 if not r[1] then return {0} end
 if r[2] ~= ARGV[1] then return {1} end
 if r[3] == '1' then return {2} end
 redis.call('HSET', KEYS[1], 'used', '1')
 return {3, r[1]}
-`)
+`}

@@ -70,6 +70,7 @@ type config struct {
 	logger   *slog.Logger
 	params   trust.Params
 	auditCap int64
+	cache    int64
 }
 
 // WithPrefix sets the key prefix (default "memex").
@@ -89,6 +90,15 @@ func WithTrustParams(p trust.Params) Option { return func(c *config) { c.params 
 // approximate: the stream is trimmed with MAXLEN ~).
 func WithAuditCap(n int64) Option { return func(c *config) { c.auditCap = n } }
 
+// DefaultIndexCache is the default bound of the search index cache.
+const DefaultIndexCache = 128 << 20
+
+// WithIndexCache bounds, in bytes, the process-local cache of the index
+// data search reads (posting lists, field lengths, doc ids; never records),
+// kept exact by each project's index version (cache.go). 0 disables it;
+// the default is DefaultIndexCache.
+func WithIndexCache(bytes int64) Option { return func(c *config) { c.cache = bytes } }
+
 // Store is the Redis memory store. It is safe for concurrent use.
 type Store struct {
 	rdb      redis.UniversalClient
@@ -98,6 +108,7 @@ type Store struct {
 	model    *trust.Model
 	analyzer *retrieval.Analyzer
 	scorer   *retrieval.Scorer
+	cache    *indexCache // nil: off
 
 	// locks serialise this process's writers of one QA so that optimistic
 	// commits rarely conflict (other processes are still caught by the
@@ -107,6 +118,12 @@ type Store struct {
 	known sync.Map
 	// hints of the reputation fields each QA's writes need.
 	hints repHints
+
+	// the audit writer (team.go), started on the first AppendAudit;
+	// auditMu orders its start with Close.
+	auditMu     sync.Mutex
+	auditCh     chan *auditItem
+	auditClosed bool
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -118,7 +135,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if client == nil {
 		return nil, fmt.Errorf("redis: new: nil client: %w", core.ErrInvalid)
 	}
-	cfg := config{prefix: DefaultPrefix, clock: time.Now, params: trust.DefaultParams(), auditCap: defaultAuditCap}
+	cfg := config{prefix: DefaultPrefix, clock: time.Now, params: trust.DefaultParams(), auditCap: defaultAuditCap, cache: DefaultIndexCache}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -137,6 +154,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		model:    trust.New(cfg.params),
 		analyzer: a,
 		scorer:   retrieval.NewScorer(a, retrieval.DefaultParams()),
+		cache:    newIndexCache(cfg.cache),
 		stop:     make(chan struct{}),
 	}
 	for i := range s.locks {
@@ -331,6 +349,9 @@ func (s *Store) Name() string { return "redis" }
 func (s *Store) Close() error {
 	var err error
 	s.stopOnce.Do(func() {
+		s.auditMu.Lock()
+		s.auditClosed = true
+		s.auditMu.Unlock()
 		close(s.stop)
 		s.wg.Wait()
 		if s.owned {

@@ -15,25 +15,77 @@ import (
 
 // IssueReceipt stores a receipt until its expiry; idempotent per id.
 func (s *Store) IssueReceipt(ctx context.Context, r core.Receipt) error {
+	return s.IssueReceipts(ctx, []core.Receipt{r})[0]
+}
+
+// IssueReceipts stores several receipts in one round trip (a search issues
+// one per match and one for the whole result). errs[i] is receipt i's
+// error; each receipt is stored on its own (idempotent per id).
+func (s *Store) IssueReceipts(ctx context.Context, rs []core.Receipt) (errs []error) {
 	const op = "issue receipt"
-	if err := core.ValidateProjectID(r.ProjectID); err != nil {
-		return fmt.Errorf("redis: %s: %w", op, err)
+	errs = make([]error, len(rs))
+	type queued struct {
+		i    int
+		keys []string
+		args []any
+		cmd  *redis.Cmd
 	}
-	if r.ID == "" || len(r.ID) > core.MaxQAIDLen {
-		return fmt.Errorf("redis: %s: %w", op, core.Invalid("receipt_id", "must be 1-%d bytes", core.MaxQAIDLen))
+	var qs []queued
+	for i, r := range rs {
+		if err := core.ValidateProjectID(r.ProjectID); err != nil {
+			errs[i] = fmt.Errorf("redis: %s: %w", op, err)
+			continue
+		}
+		if r.ID == "" || len(r.ID) > core.MaxQAIDLen {
+			errs[i] = fmt.Errorf("redis: %s: %w", op, core.Invalid("receipt_id", "must be 1-%d bytes", core.MaxQAIDLen))
+			continue
+		}
+		if !r.ExpiresAt.After(r.IssuedAt) {
+			errs[i] = fmt.Errorf("redis: %s: %w", op, core.Invalid("expires_at", "must be after issued_at"))
+			continue
+		}
+		body, err := json.Marshal(r)
+		if err != nil {
+			errs[i] = fmt.Errorf("redis: %s: %w", op, err)
+			continue
+		}
+		qs = append(qs, queued{i: i, keys: []string{s.k.receipt(r.ProjectID, r.ID)}, args: []any{string(body), r.Source, r.ExpiresAt.UnixMilli()}})
 	}
-	if !r.ExpiresAt.After(r.IssuedAt) {
-		return fmt.Errorf("redis: %s: %w", op, core.Invalid("expires_at", "must be after issued_at"))
+	if len(qs) == 0 {
+		return errs
 	}
-	body, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("redis: %s: %w", op, err)
+	exec := func() error {
+		pipe := s.rdb.Pipeline()
+		for j := range qs {
+			qs[j].cmd = issueReceiptScript.get().EvalSha(ctx, pipe, qs[j].keys, qs[j].args...)
+		}
+		_, err := pipe.Exec(ctx)
+		return err
 	}
-	err = issueReceiptScript.Run(ctx, s.rdb, []string{s.k.receipt(r.ProjectID, r.ID)}, string(body), r.Source, r.ExpiresAt.UnixMilli()).Err()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return s.wrap(ctx, op, err)
+	err := exec()
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		// A fresh (or flushed, or failed-over) server: load the script
+		// on every node the receipts live on, once, and send again.
+		if lerr := s.loadScript(ctx, issueReceiptScript.get()); lerr == nil {
+			err = exec()
+		}
 	}
-	return nil
+	for _, q := range qs {
+		if cerr := q.cmd.Err(); cerr != nil && !errors.Is(cerr, redis.Nil) {
+			errs[q.i] = s.wrap(ctx, op, cerr)
+		}
+	}
+	return errs
+}
+
+// loadScript loads sc on the server (on every master of a cluster).
+func (s *Store) loadScript(ctx context.Context, sc *redis.Script) error {
+	if c, ok := s.rdb.(*redis.ClusterClient); ok {
+		return c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+			return sc.Load(ctx, m).Err()
+		})
+	}
+	return sc.Load(ctx, s.rdb).Err()
 }
 
 // RedeemReceipt marks a receipt used by source, once.
@@ -45,7 +97,7 @@ func (s *Store) RedeemReceipt(ctx context.Context, projectID, receiptID, source 
 	if receiptID == "" || len(receiptID) > core.MaxQAIDLen {
 		return core.Receipt{}, fmt.Errorf("redis: %s: %w", op, core.ErrNotFound)
 	}
-	v, err := redeemReceiptScript.Run(ctx, s.rdb, []string{s.k.receipt(projectID, receiptID)}, source).Slice()
+	v, err := redeemReceiptScript.get().Run(ctx, s.rdb, []string{s.k.receipt(projectID, receiptID)}, source).Slice()
 	if err != nil {
 		return core.Receipt{}, s.wrap(ctx, op, err)
 	}
@@ -70,6 +122,10 @@ func (s *Store) RedeemReceipt(ctx context.Context, projectID, receiptID, source 
 }
 
 // AppendAudit appends an entry to the project's capped audit stream.
+// Concurrent appends are written together: one writer goroutine sends
+// what has queued up as one pipeline (group commit), and each caller
+// returns when its own entry is stored (or its context ends first; the
+// entry may then still be stored).
 func (s *Store) AppendAudit(ctx context.Context, e core.AuditEntry) error {
 	const op = "append audit"
 	if err := core.ValidateProjectID(e.ProjectID); err != nil {
@@ -82,24 +138,141 @@ func (s *Store) AppendAudit(ctx context.Context, e core.AuditEntry) error {
 	if err != nil {
 		return fmt.Errorf("redis: %s: %w", op, err)
 	}
-	err = s.rdb.XAdd(ctx, &redis.XAddArgs{
-		Stream: s.k.audit(e.ProjectID),
-		MaxLen: s.cfg.auditCap,
-		Approx: true,
-		ID:     strconv.FormatInt(e.Time.UnixMilli(), 10) + "-*",
-		Values: []any{"e", string(body)},
-	}).Err()
-	if err != nil && isOlderID(err) {
-		// The entry's time is behind the stream's last id: let Redis
-		// assign one (entries stay in append order).
-		err = s.rdb.XAdd(ctx, &redis.XAddArgs{
-			Stream: s.k.audit(e.ProjectID), MaxLen: s.cfg.auditCap, Approx: true, Values: []any{"e", string(body)},
-		}).Err()
-	}
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return s.wrap(ctx, op, err)
 	}
+	it := &auditItem{stream: s.k.audit(e.ProjectID), id: strconv.FormatInt(e.Time.UnixMilli(), 10) + "-*", body: string(body), done: make(chan struct{})}
+	it.deadline, _ = ctx.Deadline()
+	ch := s.auditQueue()
+	if ch == nil {
+		return s.wrap(ctx, op, redis.ErrClosed)
+	}
+	select {
+	case ch <- it:
+	case <-s.stop:
+		return s.wrap(ctx, op, redis.ErrClosed)
+	case <-ctx.Done():
+		return s.wrap(ctx, op, ctx.Err())
+	}
+	select {
+	case <-it.done:
+	case <-ctx.Done():
+		return s.wrap(ctx, op, ctx.Err())
+	case <-s.stop:
+		select {
+		case <-it.done: // written while the store closed
+		case <-time.After(ReadTimeout + WriteTimeout):
+			return s.wrap(ctx, op, redis.ErrClosed)
+		}
+	}
+	if it.err != nil {
+		return s.wrap(ctx, op, it.err)
+	}
 	return nil
+}
+
+// auditQueue returns the audit writer's queue, starting the writer on
+// first use; nil once the store is closed.
+func (s *Store) auditQueue() chan *auditItem {
+	s.auditMu.Lock()
+	defer s.auditMu.Unlock()
+	if s.auditClosed {
+		return nil
+	}
+	if s.auditCh == nil {
+		s.auditCh = make(chan *auditItem, 4*auditBatch)
+		s.wg.Add(1)
+		go s.auditWriter(s.auditCh)
+	}
+	return s.auditCh
+}
+
+// auditItem is one entry waiting for the audit writer.
+type auditItem struct {
+	stream, id, body string
+	deadline         time.Time // the caller's; zero: none
+	err              error
+	done             chan struct{}
+}
+
+// auditBatch is the most entries one audit pipeline carries.
+const auditBatch = 256
+
+// auditWriter writes queued audit entries, a pipeline at a time, until
+// the store is closed.
+func (s *Store) auditWriter(ch chan *auditItem) {
+	defer s.wg.Done()
+	for {
+		var batch []*auditItem
+		select {
+		case it := <-ch:
+			batch = append(batch, it)
+		case <-s.stop:
+			for {
+				select {
+				case it := <-ch:
+					it.err = redis.ErrClosed
+					close(it.done)
+				default:
+					return
+				}
+			}
+		}
+	more:
+		for len(batch) < auditBatch {
+			select {
+			case it := <-ch:
+				batch = append(batch, it)
+			default:
+				break more
+			}
+		}
+		s.writeAudits(batch)
+	}
+}
+
+// writeAudits sends batch as one pipeline of XADDs, bounded by the latest
+// of its callers' deadlines (ReadTimeout + WriteTimeout when none has one).
+func (s *Store) writeAudits(batch []*auditItem) {
+	dl := time.Now().Add(ReadTimeout + WriteTimeout)
+	for _, it := range batch {
+		if !it.deadline.IsZero() && it.deadline.After(dl) {
+			dl = it.deadline
+		}
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), dl)
+	defer cancel()
+	add := func(items []*auditItem, explicitID bool) []*redis.StringCmd {
+		pipe := s.rdb.Pipeline()
+		cmds := make([]*redis.StringCmd, len(items))
+		for i, it := range items {
+			a := &redis.XAddArgs{Stream: it.stream, MaxLen: s.cfg.auditCap, Approx: true, Values: []any{"e", it.body}}
+			if explicitID {
+				a.ID = it.id
+			}
+			cmds[i] = pipe.XAdd(ctx, a)
+		}
+		_, _ = pipe.Exec(ctx)
+		return cmds
+	}
+	cmds := add(batch, true)
+	var older []*auditItem
+	for i, it := range batch {
+		if err := cmds[i].Err(); err != nil && isOlderID(err) {
+			// The entry's time is behind the stream's last id: let Redis
+			// assign one (entries stay in append order).
+			older = append(older, it)
+			continue
+		}
+		it.err = cmds[i].Err()
+		close(it.done)
+	}
+	if len(older) > 0 {
+		for i, c := range add(older, false) {
+			older[i].err = c.Err()
+			close(older[i].done)
+		}
+	}
 }
 
 func isOlderID(err error) bool {

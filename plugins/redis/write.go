@@ -34,6 +34,8 @@ type batch struct {
 	// removal followed by an append of the same document (a re-indexed
 	// QA) becomes a no-op, as the append replaces that document's posting.
 	premAt map[int]int
+	// ivSet: the project's index version is already set by this batch.
+	ivSet bool
 }
 
 func newBatch(eventKey string) *batch {
@@ -116,7 +118,7 @@ func (s *Store) commit(ctx context.Context, b *batch, result string) (int, strin
 	args = append(args, int64(eventTTL/time.Second), result, b.nCheck)
 	args = append(args, b.checks...)
 	args = append(args, b.ops...)
-	v, err := commitScript.Run(ctx, s.rdb, b.keys, args...).Slice()
+	v, err := commitScript.get().Run(ctx, s.rdb, b.keys, args...).Slice()
 	if err != nil {
 		return 0, "", err
 	}
@@ -460,23 +462,31 @@ func notFound(id string) error { return fmt.Errorf("qa %s: %w", id, core.ErrNotF
 
 // RecordValidation records a pass or fail of a QA visible to the project.
 func (s *Store) RecordValidation(ctx context.Context, req core.ValidateRequest) (core.Record, error) {
+	_, after, err := s.RecordValidationBefore(ctx, req)
+	return after, err
+}
+
+// RecordValidationBefore is RecordValidation that also returns the record
+// as it was just before (what Get would have answered), read in the same
+// round trip: memex serve audits before → after without a Get of its own.
+func (s *Store) RecordValidationBefore(ctx context.Context, req core.ValidateRequest) (before, after core.Record, err error) {
 	const op = "record validation"
 	if err := req.Validate(); err != nil {
-		return core.Record{}, fmt.Errorf("redis: %s: %w", op, err)
+		return core.Record{}, core.Record{}, fmt.Errorf("redis: %s: %w", op, err)
 	}
 	res, strength, err := req.Outcome()
 	if err != nil {
-		return core.Record{}, fmt.Errorf("redis: %s: %w", op, err)
+		return core.Record{}, core.Record{}, fmt.Errorf("redis: %s: %w", op, err)
 	}
 	if err := ctx.Err(); err != nil {
-		return core.Record{}, s.wrap(ctx, op, err)
+		return core.Record{}, core.Record{}, s.wrap(ctx, op, err)
 	}
 	now := s.cfg.clock().UTC()
 	v := s.vote(ctx, req.RunID, res, strength, now)
 	eid := eventID(req.EventID)
 	unlock, err := s.lockMany(ctx, req.ProjectID, []string{req.QAID})
 	if err != nil {
-		return core.Record{}, err
+		return core.Record{}, core.Record{}, err
 	}
 	defer unlock()
 	var out core.Record
@@ -500,6 +510,7 @@ func (s *Store) RecordValidation(ctx context.Context, req core.ValidateRequest) 
 			return false, err
 		}
 		s.hints.put(hintKey, need)
+		before = s.refreshRecord(rep, st, now, true)
 		key := s.k.qa(st.project, st.ID)
 		b := newBatch(s.k.event(st.project, "v", req.ProjectID, eid))
 		b.version(key, st.ver)
@@ -531,9 +542,9 @@ func (s *Store) RecordValidation(ctx context.Context, req core.ValidateRequest) 
 		return false, nil
 	})
 	if err != nil {
-		return core.Record{}, err
+		return core.Record{}, core.Record{}, err
 	}
-	return out, nil
+	return before, out, nil
 }
 
 // withoutText is a validation's result as its event key keeps it for 24 h:

@@ -93,6 +93,12 @@ func (s *Store) indexOps(b *batch, st *stored, add bool) {
 		b.op("hincr", s.k.stats(p), "q:"+sc, sign*int64(doc.Len[0]))
 		b.op("hincr", s.k.stats(p), "a:"+sc, sign*int64(doc.Len[1]))
 	}
+	// A new index version: searches drop what they cached (cache.go).
+	// A batch writes one project, so one token per batch.
+	if !b.ivSet {
+		b.op("hset", s.k.stats(p), "iv", newID(""))
+		b.ivSet = true
+	}
 	docID := strconv.FormatUint(st.Doc, 10)
 	hf := hashField(st.contentHash())
 	if add {
@@ -567,7 +573,9 @@ func normalizeImported(r *core.Record, now time.Time) {
 		r.Status = core.StatusCandidate
 	}
 	if r.CreatedAt.IsZero() {
-		r.CreatedAt = now
+		// Whole milliseconds: the record keeps ms, and a state created at
+		// exactly that time need not be stored (codec.go, pristine).
+		r.CreatedAt = now.Truncate(time.Millisecond)
 	}
 	if r.UpdatedAt.IsZero() {
 		r.UpdatedAt = r.CreatedAt

@@ -1,0 +1,109 @@
+package redisstore
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/internal/redistest"
+)
+
+// TestIndexCacheSeesOtherWriters: a store whose index cache is warm sees
+// every index change another process makes at its next search (the
+// project's index version moves in the same commit), and the cache is
+// really used while the version holds still.
+func TestIndexCacheSeesOtherWriters(t *testing.T) {
+	url, prefix := redistest.URL(t), redistest.Prefix(t)
+	open := func(opts ...Option) *Store {
+		s, err := Open(t.Context(), url, append([]Option{WithPrefix(prefix)}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	reader, writer, uncached := open(), open(WithIndexCache(0)), open(WithIndexCache(0))
+	ctx := t.Context()
+	const p = "cache"
+	search := func(s *Store, q string) []string {
+		t.Helper()
+		ms, err := s.Search(ctx, core.SearchRequest{ProjectID: p, Query: q, Limit: 50, MinScore: 0.01})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids(ms)
+	}
+	add := func(q, a string) string {
+		t.Helper()
+		res, err := writer.RecordCandidate(ctx, core.CandidateRequest{ProjectID: p, Question: q, Answer: a})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.QAID
+	}
+	first := add("how to tune the zebra cache", "set zebra size")
+	if got := search(reader, "zebra"); !slices.Equal(got, []string{first}) {
+		t.Fatalf("search = %v, want [%s]", got, first)
+	}
+	// A new candidate of another process: found at once.
+	second := add("why is the zebra slow", "zebra needs warming")
+	if got := search(reader, "zebra"); len(got) != 2 || !slices.Contains(got, second) {
+		t.Errorf("after another process added %s: search = %v", second, got)
+	}
+	// An answer edit moves the QA to other terms.
+	ans := "use the okapi instead"
+	if _, err := writer.Patch(ctx, core.PatchRequest{ProjectID: p, QAID: first, Answer: &ans}); err != nil {
+		t.Fatal(err)
+	}
+	if got := search(reader, "okapi"); !slices.Equal(got, []string{first}) {
+		t.Errorf("after an answer edit: search okapi = %v, want [%s]", got, first)
+	}
+	if got := search(reader, "size"); len(got) != 0 {
+		t.Errorf("after an answer edit: search size = %v, want none", got)
+	}
+	// A deletion.
+	if err := writer.Delete(ctx, p, second); err != nil {
+		t.Fatal(err)
+	}
+	if got := search(reader, "zebra slow warming"); slices.Contains(got, second) {
+		t.Errorf("after a delete: search = %v still has %s", got, second)
+	}
+	// The cache is used: remove a posting list behind the store's back
+	// (the version does not move) and the warm reader still finds it.
+	search(reader, "okapi")
+	key := reader.k.postBucket(p, ownScope, "okapi")
+	if err := reader.rdb.HDel(ctx, key, "okapi").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := search(uncached, "okapi"); len(got) != 0 {
+		t.Fatalf("the list is not gone: uncached search = %v", got)
+	}
+	if got := search(reader, "okapi"); !slices.Equal(got, []string{first}) {
+		t.Errorf("warm cache: search = %v, want [%s] from the cache", got, first)
+	}
+	// A new version drops it.
+	if err := reader.rdb.HSet(ctx, reader.k.stats(p), "iv", "other").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := search(reader, "okapi"); len(got) != 0 {
+		t.Errorf("after a version change: search = %v, want none", got)
+	}
+}
+
+// TestIndexCacheBound: past its bound the cache empties instead of growing.
+func TestIndexCacheBound(t *testing.T) {
+	c := newIndexCache(1000)
+	for i := range 100 {
+		c.putPostings("p", "v1", ownScope, map[string]cachedList{string(rune('a'+i%26)) + string(rune('a'+i/26)): {list: string(make([]byte, 50)), df: 1}})
+		if c.bytes > c.max {
+			t.Fatalf("cache holds %d bytes, bound %d", c.bytes, c.max)
+		}
+	}
+	if newIndexCache(0) != nil {
+		t.Error("a zero bound should disable the cache")
+	}
+	var off *indexCache
+	if _, ok := off.posting("p", "v1", ownScope, "a"); ok || off.ivOf("p") != "" {
+		t.Error("a nil cache answered")
+	}
+}

@@ -1,0 +1,175 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/memex-dev/memex/retrieval"
+)
+
+// postingsOnly hides the source's TermFreqs: the scorer then rescores by
+// reading postings, the reference result.
+type postingsOnly struct{ src *source }
+
+func (p postingsOnly) Stats(ctx context.Context) (retrieval.Stats, error) { return p.src.Stats(ctx) }
+func (p postingsOnly) DocFreq(ctx context.Context, t string) (int64, error) {
+	return p.src.DocFreq(ctx, t)
+}
+func (p postingsOnly) Postings(ctx context.Context, t string, fn func(retrieval.Posting) bool) error {
+	return p.src.Postings(ctx, t, fn)
+}
+
+// randomSource builds a two-scope source over random documents of words
+// w0..w39 (w0 in most documents, w39 in few), in the Redis codec.
+func randomSource(rng *rand.Rand, docsPerScope int, withSkips bool) *source {
+	src := &source{lens: map[string][]string{}}
+	for si, owner := range []string{"p", "global"} {
+		sc := &scope{owner: owner, name: ownScope, posts: map[string]string{}}
+		lists := map[string][]byte{}
+		last := map[string]uint64{}
+		buckets := make([][]byte, docsPerScope/lensBucket+1)
+		for d := uint64(1); d <= uint64(docsPerScope); d++ {
+			var lens [retrieval.NumFields]uint32
+			for w := range 40 {
+				if rng.IntN(40) < 40-w { // w0 almost always, w39 rarely
+					tf := retrieval.TF{uint32(rng.IntN(3)), uint32(1 + rng.IntN(20))}
+					if w%7 == 0 {
+						tf[1] = 300 // the long tf form
+					}
+					t := fmt.Sprintf("w%d", w)
+					l := lists[t]
+					if l == nil {
+						l = make([]byte, postingHeader)
+					}
+					l = binary.AppendUvarint(l, d-last[t])
+					l = append(l, postingRest(tf)...)
+					lists[t], last[t] = l, d
+					lens[0] += tf[0]
+					lens[1] += tf[1]
+				}
+			}
+			b := &buckets[d/lensBucket]
+			for len(*b) < int(d%lensBucket+1)*lensSize {
+				*b = append(*b, 0)
+			}
+			copy((*b)[int(d%lensBucket)*lensSize:], lensEntry(lens))
+			sc.docs++
+			sc.lens[0] += int64(lens[0])
+			sc.lens[1] += int64(lens[1])
+		}
+		sc.df, sc.skips = map[string]int64{}, map[string][]skipEntry{}
+		for t, l := range lists {
+			binary.BigEndian.PutUint32(l, uint32(last[t]))
+			sc.posts[t] = string(l)
+			if withSkips {
+				sc.df[t], sc.skips[t] = scanList(string(l))
+			}
+		}
+		for _, b := range buckets {
+			src.lens[owner] = append(src.lens[owner], string(b))
+		}
+		_ = si
+		src.scopes = append(src.scopes, sc)
+	}
+	return src
+}
+
+// TestTermFreqsMatchPostings checks TermFreqs against the postings, and a
+// search that rescores through it against one that reads postings.
+func TestTermFreqsMatchPostings(t *testing.T) {
+	for _, withSkips := range []bool{false, true} {
+		t.Run(fmt.Sprintf("skips=%v", withSkips), func(t *testing.T) { testTermFreqs(t, withSkips) })
+	}
+}
+
+func testTermFreqs(t *testing.T, withSkips bool) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	src := randomSource(rng, 3000, withSkips)
+	if withSkips {
+		long := 0
+		for _, sc := range src.scopes {
+			for term, list := range sc.posts {
+				if sc.df[term] != countPostings(list) {
+					t.Errorf("scanList(%s) counts %d postings, countPostings %d", term, sc.df[term], countPostings(list))
+				}
+				if len(sc.skips[term]) > 1 {
+					long++
+				}
+			}
+		}
+		if long == 0 {
+			t.Fatal("no list has skip entries: the test does not exercise them")
+		}
+	}
+	ctx := t.Context()
+	terms := []string{"w0", "w3", "w7", "w38", "absent"}
+	var docs []uint64
+	for range 150 {
+		docs = append(docs, uint64(rng.IntN(2))<<32|uint64(1+rng.IntN(3100))) // some past the last doc
+	}
+	docs = append(docs, docs[0]) // a repeat
+	want := map[uint64][]retrieval.TF{}
+	for j, term := range terms {
+		_ = src.Postings(ctx, term, func(p retrieval.Posting) bool {
+			if want[p.Doc] == nil {
+				want[p.Doc] = make([]retrieval.TF, len(terms))
+			}
+			want[p.Doc][j] = p.TF
+			return true
+		})
+	}
+	seen := map[uint64]bool{}
+	err := src.TermFreqs(ctx, docs, terms, func(doc uint64, tfs []retrieval.TF, lens [retrieval.NumFields]uint32) {
+		if seen[doc] {
+			t.Errorf("doc %x reported twice", doc)
+		}
+		seen[doc] = true
+		w := want[doc]
+		if w == nil {
+			w = make([]retrieval.TF, len(terms))
+		}
+		if diff := cmp.Diff(w, tfs); diff != "" {
+			t.Errorf("doc %x: tfs differ (-postings +TermFreqs):\n%s", doc, diff)
+		}
+		var wantLens [retrieval.NumFields]uint32
+		_ = src.Postings(ctx, "w0", func(p retrieval.Posting) bool {
+			if p.Doc == doc {
+				wantLens = p.Len
+			}
+			return p.Doc < doc || p.Doc>>32 != doc>>32
+		})
+		if w[0] != (retrieval.TF{}) && lens != wantLens {
+			t.Errorf("doc %x: lens %v, want %v", doc, lens, wantLens)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		if !seen[d] {
+			t.Errorf("doc %x not reported", d)
+		}
+	}
+
+	params := retrieval.DefaultParams()
+	params.PostingBudget, params.RescoreDepth = 500, 40 // force rescoring
+	sc := retrieval.NewScorer(retrieval.NewAnalyzer(), params)
+	for _, q := range []string{"w0 w3 w38", "w1 w2 w5 w36 w37", "w0 w39 absent", "w9 w10 w11 w12 w13 w14 w35"} {
+		fast, err := sc.Search(ctx, src, q, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slow, err := sc.Search(ctx, postingsOnly{src}, q, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(slow, fast); diff != "" {
+			t.Errorf("%q: hits differ (-postings +TermFreqs):\n%s", q, diff)
+		}
+	}
+}
