@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/core/coretest"
@@ -257,4 +258,54 @@ func BenchmarkValidateSynthetic(b *testing.B) {
 		}
 		i++
 	}
+}
+
+// BenchmarkRecordRunSynthetic measures one per-operation RecordRun (a
+// read-write open, one transaction, a commit) on the 100k synthetic store
+// of BenchmarkSearchSynthetic, which must exist in $MEMEX_BENCH_DIR: a
+// run's hit and validation of a shown QA, and a run's new candidate (its
+// duplicate check included).
+func BenchmarkRecordRunSynthetic(b *testing.B) {
+	dir := os.Getenv(benchDirEnv)
+	path := filepath.Join(dir, "synthetic-100000.db")
+	if _, err := os.Stat(path); dir == "" || err != nil {
+		b.Skip("run BenchmarkSearchSynthetic with " + benchDirEnv + " set first")
+	}
+	s, err := Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := b.Context()
+	b.Run("validation+hit", func(b *testing.B) {
+		b.ReportAllocs()
+		defer reportRusage(b)()
+		i := 0
+		for b.Loop() {
+			id := fmt.Sprintf("syn-%d", (i*7919)%100_000)
+			run := fmt.Sprintf("run-%d", i)
+			_, err := s.RecordRun(ctx, core.RunReport{
+				Hit:         &core.HitRequest{ProjectID: "bench", RunID: run, References: []core.HitRef{{QAID: id, Shown: true, Used: true}}},
+				Validations: []core.ValidateRequest{{ProjectID: "bench", QAID: id, RunID: run, Result: "pass", SignalStrength: "weak"}},
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+	b.Run("candidate", func(b *testing.B) {
+		syn := evalset.NewSynthetic(uint64(time.Now().UnixNano()))
+		b.ReportAllocs()
+		defer reportRusage(b)()
+		i := 0
+		for b.Loop() {
+			r := syn.Record(200_000 + i)
+			_, err := s.RecordRun(ctx, core.RunReport{Candidate: &core.CandidateRequest{ProjectID: "bench", RunID: fmt.Sprintf("run-%d", i), Question: r.Question, Answer: r.Answer}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
 }

@@ -22,7 +22,7 @@ func TestOpenReadOnlyWhenInitialized(t *testing.T) {
 		wantWrite bool
 	}{
 		{"initialized", nil, false},
-		{"missing bucket", func(tx *bolt.Tx) error { return tx.DeleteBucket(bRank) }, true},
+		{"missing bucket", func(tx *bolt.Tx) error { return tx.DeleteBucket(bQA) }, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,7 +90,7 @@ func TestPackedBuckets(t *testing.T) {
 		}
 	}
 	if err := s.view(t.Context(), "check", func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bDocs, bRank, bTerms} {
+		for _, name := range [][]byte{bDocs, bQA, bTerms} {
 			st := tx.Bucket(name).Stats()
 			if fill := float64(st.LeafInuse) / float64(st.LeafAlloc); fill < 0.8 {
 				t.Errorf("bucket %s: pages %.0f%% full, want ≥ 80%%", name, 100*fill)

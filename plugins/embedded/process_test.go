@@ -29,6 +29,7 @@ const helperEnv = "MEMEX_EMBEDDED_HELPER"
 //	    printing "ack <last id>" after each acknowledged batch;
 //	search <path> <project> <stopfile>: search until stopfile exists, then
 //	    print "searches <n>";
+//	open <path>: open (upgrading an older schema), print "opened";
 //	hold <path>: open in keep-open mode, print "ready", wait for stdin EOF.
 func TestHelperProcess(t *testing.T) {
 	args := strings.Fields(os.Getenv(helperEnv))
@@ -74,6 +75,13 @@ func TestHelperProcess(t *testing.T) {
 			n++
 		}
 		fmt.Printf("searches %d\n", n)
+	case "open":
+		s, err := Open(args[1], wait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = s.Close()
+		fmt.Println("opened")
 	case "hold":
 		s, err := Open(args[1], WithKeepOpen())
 		if err != nil {

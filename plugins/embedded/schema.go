@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -18,97 +19,50 @@ import (
 	"github.com/memex-dev/memex/trust"
 )
 
-// Buckets (docs/STORAGE.md).
+// Buckets (docs/STORAGE.md). The buckets whose format changed in schema
+// 2 have new names, so that an upgrade builds them beside the version 1
+// ones and drops those in its last transaction (see upgrade.go).
 var (
-	bMeta    = []byte("meta")    // "schema" → decimal version
-	bRecords = []byte("records") // qa_id → JSON stored
-	bDocs    = []byte("docs")    // bigendian doc id → qa_id
-	bPost    = []byte("post")    // scope 0 term 0 docid → uvarint tf_q, tf_a, len_q, len_a
-	bDF      = []byte("df")      // scope 0 term → uvarint document frequency
-	bStats   = []byte("stats")   // scope → uvarint docs, total len_q, total len_a
-	bHash    = []byte("hash")    // project 0 content_hash → qa_id
-	bList    = []byte("list")    // project 0 bigendian created_at ns qa_id → nil
-	bEvents  = []byte("events")  // kind 0 project 0 event_id → JSON result
-	bRep     = []byte("rep")     // "s:"source | "c:"creator → JSON SourceRep / CreatorRep
-	bDays    = []byte("days")    // project 0 YYYY-MM-DD → uvarint passes, fails
-	bRank    = []byte("rank")    // bigendian doc id → JSON rankView
-	bTerms   = []byte("terms")   // bigendian doc id → forward entry (see encodeTerms)
+	bMeta   = []byte("meta")   // "schema" → decimal version
+	bIDs    = []byte("ids")    // qa_id → uvarint doc id
+	bDocs   = []byte("docs")   // bigendian doc id → qa_id
+	bPost   = []byte("post2")  // scope 0 term 0 bigendian first doc id → posting block (blocks.go)
+	bDF     = []byte("df2")    // scope 0 term → uvarint document frequency
+	bStats  = []byte("stats2") // scope → uvarint docs, total len_q, total len_a
+	bHash   = []byte("hash")   // project 0 content_hash → qa_id
+	bList   = []byte("list")   // project 0 bigendian created_at ns qa_id → nil
+	bEvents = []byte("events") // kind 0 project 0 event_id → JSON result
+	bRep    = []byte("rep")    // "s:"source | "c:"creator → JSON SourceRep / CreatorRep
+	bDays   = []byte("days")   // project 0 YYYY-MM-DD → uvarint passes, fails
+	bQA     = []byte("qa")     // bigendian doc id → QA entry: rank entry, trust state, record (codec.go)
+	bTerms  = []byte("terms2") // bigendian doc id → forward entry (see encodeTerms)
 
-	allBuckets = [][]byte{bMeta, bRecords, bDocs, bPost, bDF, bStats, bHash, bList, bEvents, bRep, bDays, bRank, bTerms}
+	allBuckets = [][]byte{bMeta, bIDs, bDocs, bPost, bDF, bStats, bHash, bList, bEvents, bRep, bDays, bQA, bTerms}
 	keySchema  = []byte("schema")
 )
 
-// stored is one QA as it is kept in the records bucket: the record (counters
-// and content), the trust evidence, and its document id in the index.
+// stored is one QA as the store handles it: the record (counters and
+// content), the trust evidence, and its document id in the index, all
+// kept in one entry of the qa bucket under the doc id.
 type stored struct {
-	Rec   core.Record  `json:"r"`
-	State *trust.State `json:"s"`
-	Doc   uint64       `json:"d"`
+	Rec   core.Record
+	State *trust.State
+	Doc   uint64
 }
 
-// rankView is the part of a record search needs to rank a lexical
-// candidate (visibility, trust evidence, timestamps), kept beside the full
-// record so a search decodes ~50 small values and only `limit` full ones.
+// rankView is the part of a QA entry search needs to rank a lexical
+// candidate (visibility, trust evidence, timestamps), decoded without the
+// record that follows it, so a search decodes ~50 small values and only
+// `limit` full records.
 type rankView struct {
-	QAID            string       `json:"id"`
-	ProjectID       string       `json:"p"`
-	SharedProjects  []string     `json:"sp,omitempty"`
-	Status          core.Status  `json:"st"`
-	CreatedAt       time.Time    `json:"c"`
-	LastValidatedAt time.Time    `json:"lv,omitzero"`
-	UpdatedAt       time.Time    `json:"u"`
-	State           *trust.State `json:"s"`
-}
-
-func getRankView(tx *bolt.Tx, doc uint64) (*rankView, error) {
-	v := tx.Bucket(bRank).Get(docKey(doc))
-	if v == nil {
-		return nil, nil
-	}
-	var rv rankView
-	if err := json.Unmarshal(v, &rv); err != nil {
-		return nil, fmt.Errorf("rank entry of doc %d is corrupt: %w", doc, err)
-	}
-	if rv.State == nil {
-		rv.State = trust.NewState("", rv.CreatedAt)
-		rv.State.Status = rv.Status
-	}
-	return &rv, nil
-}
-
-func getStored(tx *bolt.Tx, qaID string) (*stored, error) {
-	v := tx.Bucket(bRecords).Get([]byte(qaID))
-	if v == nil {
-		return nil, nil
-	}
-	var st stored
-	if err := json.Unmarshal(v, &st); err != nil {
-		return nil, fmt.Errorf("record %s is corrupt: %w", qaID, err)
-	}
-	if st.State == nil {
-		st.State = trust.NewState("", st.Rec.CreatedAt)
-		st.State.Status = st.Rec.Status
-	}
-	return &st, nil
-}
-
-func putStored(tx *bolt.Tx, st *stored) error {
-	v, err := json.Marshal(st)
-	if err != nil {
-		return fmt.Errorf("encode record %s: %w", st.Rec.QAID, err)
-	}
-	if err := tx.Bucket(bRecords).Put([]byte(st.Rec.QAID), v); err != nil {
-		return err
-	}
-	r := st.Rec
-	v, err = json.Marshal(rankView{
-		QAID: r.QAID, ProjectID: r.ProjectID, SharedProjects: r.SharedProjects, Status: r.Status,
-		CreatedAt: r.CreatedAt, LastValidatedAt: r.LastValidatedAt, UpdatedAt: r.UpdatedAt, State: st.State,
-	})
-	if err != nil {
-		return fmt.Errorf("encode rank entry %s: %w", r.QAID, err)
-	}
-	return tx.Bucket(bRank).Put(docKey(st.Doc), v)
+	QAID            string
+	ProjectID       string
+	SharedProjects  []string
+	Status          core.Status
+	CreatedAt       time.Time
+	LastValidatedAt time.Time
+	UpdatedAt       time.Time
+	State           *trust.State
 }
 
 // visible reports whether project may read rec.
@@ -214,28 +168,37 @@ func indexTerms(d retrieval.Doc) map[string]retrieval.TF {
 }
 
 // indexBatch gathers the index writes of one transaction: postings are
-// written in key order and document-frequency and stats counters once per
-// key, which makes bulk imports several times faster than a Put per term
-// per record. flush must run before the transaction commits.
+// merged into their blocks once per term (in key order), and
+// document-frequency and stats counters written once per key, which makes
+// bulk imports several times faster than a write per term per record.
+// flush must run before the transaction commits.
 type indexBatch struct {
-	posts []kv
+	posts map[string][]retrieval.Posting // block key prefix → postings to add
 	df    map[string]int64
 	stats map[string][3]int64
 }
 
-type kv struct{ k, v []byte }
-
 func newIndexBatch() *indexBatch {
-	return &indexBatch{df: map[string]int64{}, stats: map[string][3]int64{}}
+	return &indexBatch{posts: map[string][]retrieval.Posting{}, df: map[string]int64{}, stats: map[string][3]int64{}}
 }
 
 func (b *indexBatch) empty() bool { return len(b.posts) == 0 && len(b.df) == 0 && len(b.stats) == 0 }
 
 func (b *indexBatch) flush(tx *bolt.Tx) error {
-	slices.SortFunc(b.posts, func(x, y kv) int { return bytes.Compare(x.k, y.k) })
 	post := tx.Bucket(bPost)
-	for _, p := range b.posts {
-		if err := post.Put(p.k, p.v); err != nil {
+	for _, k := range slices.Sorted(maps.Keys(b.posts)) {
+		ps := b.posts[k]
+		slices.SortStableFunc(ps, func(x, y retrieval.Posting) int { return cmp.Compare(x.Doc, y.Doc) })
+		// A doc indexed twice in the batch keeps its last posting.
+		out := ps[:0]
+		for _, p := range ps {
+			if len(out) > 0 && out[len(out)-1].Doc == p.Doc {
+				out[len(out)-1] = p
+				continue
+			}
+			out = append(out, p)
+		}
+		if err := addPostings(post, []byte(k), out); err != nil {
 			return err
 		}
 	}
@@ -268,29 +231,14 @@ func (b *indexBatch) flush(tx *bolt.Tx) error {
 }
 
 // index adds st's document to every index: postings, df, stats (through
-// b), the doc id, the content-hash index and the list index.
+// b), the doc id, the forward entry, the content-hash index and the list
+// index.
 func (s *Store) index(tx *bolt.Tx, b *indexBatch, st *stored) error {
-	rec := st.Rec
-	doc := s.analyzer.Analyze(rec.Question, rec.Answer)
-	terms := indexTerms(doc)
-	for _, sc := range indexScopes(rec) {
-		for t, tf := range terms {
-			b.posts = append(b.posts, kv{
-				k: binary.BigEndian.AppendUint64(termPrefix(sc, t), st.Doc),
-				v: uvarints(uint64(tf[0]), uint64(tf[1]), uint64(doc.Len[0]), uint64(doc.Len[1])),
-			})
-			b.df[string(dfKey(sc, t))]++
-		}
-		d := b.stats[sc]
-		d[0]++
-		d[1] += int64(doc.Len[0])
-		d[2] += int64(doc.Len[1])
-		b.stats[sc] = d
-	}
-	if err := tx.Bucket(bDocs).Put(docKey(st.Doc), []byte(rec.QAID)); err != nil {
+	if err := s.indexText(tx, b, st); err != nil {
 		return err
 	}
-	if err := tx.Bucket(bTerms).Put(docKey(st.Doc), encodeTerms(terms, doc.Len)); err != nil {
+	rec := st.Rec
+	if err := tx.Bucket(bDocs).Put(docKey(st.Doc), []byte(rec.QAID)); err != nil {
 		return err
 	}
 	if err := tx.Bucket(bHash).Put(hashKey(rec.ProjectID, rec.ContentHash), []byte(rec.QAID)); err != nil {
@@ -299,11 +247,32 @@ func (s *Store) index(tx *bolt.Tx, b *indexBatch, st *stored) error {
 	return tx.Bucket(bList).Put(listKey(rec), nil)
 }
 
-// encodeTerms is a document's forward entry: its field lengths, then each
-// term (in order) with its frequency per field, all as uvarints, a term as
-// its length and bytes. It holds the same numbers as the document's
-// postings, so that TermFreqs reads a candidate's frequencies of any number
-// of terms in one lookup.
+// indexText adds the inverted index entries of st's text (postings, df,
+// stats through b) and its forward entry.
+func (s *Store) indexText(tx *bolt.Tx, b *indexBatch, st *stored) error {
+	rec := st.Rec
+	doc := s.analyzer.Analyze(rec.Question, rec.Answer)
+	terms := indexTerms(doc)
+	for _, sc := range indexScopes(rec) {
+		for t, tf := range terms {
+			k := string(termPrefix(sc, t))
+			b.posts[k] = append(b.posts[k], retrieval.Posting{Doc: st.Doc, TF: tf, Len: doc.Len})
+			b.df[string(dfKey(sc, t))]++
+		}
+		d := b.stats[sc]
+		d[0]++
+		d[1] += int64(doc.Len[0])
+		d[2] += int64(doc.Len[1])
+		b.stats[sc] = d
+	}
+	return tx.Bucket(bTerms).Put(docKey(st.Doc), encodeTerms(terms, doc.Len))
+}
+
+// encodeTerms is a document's forward entry: its field lengths as
+// uvarints, then each term (in order) as its uvarint length and bytes and
+// its frequencies (see appendTF). It holds the same numbers as the
+// document's postings, so that TermFreqs reads a candidate's frequencies of
+// any number of terms in one lookup.
 func encodeTerms(terms map[string]retrieval.TF, lens [retrieval.NumFields]uint32) []byte {
 	n := 2 * binary.MaxVarintLen32
 	for t := range terms {
@@ -316,9 +285,7 @@ func encodeTerms(terms map[string]retrieval.TF, lens [retrieval.NumFields]uint32
 	for _, t := range slices.Sorted(maps.Keys(terms)) {
 		b = binary.AppendUvarint(b, uint64(len(t)))
 		b = append(b, t...)
-		for _, f := range terms[t] {
-			b = binary.AppendUvarint(b, uint64(f))
-		}
+		b = appendTF(b, terms[t])
 	}
 	return b
 }
@@ -327,6 +294,16 @@ func encodeTerms(terms map[string]retrieval.TF, lens [retrieval.NumFields]uint32
 // that want maps to an index, its frequencies into tfs[index]. It reports
 // false if the entry is malformed.
 func decodeTerms(v []byte, want map[string]int, tfs []retrieval.TF) (lens [retrieval.NumFields]uint32, ok bool) {
+	return walkTerms(v, true, func(term []byte, tf retrieval.TF) {
+		if j, found := want[string(term)]; found {
+			tfs[j] = tf
+		}
+	})
+}
+
+// walkTerms decodes a forward entry, calling fn for each term; packed is
+// false for the schema 1 format (two uvarint frequencies).
+func walkTerms(v []byte, packed bool, fn func(term []byte, tf retrieval.TF)) (lens [retrieval.NumFields]uint32, ok bool) {
 	next := func() (uint64, bool) {
 		x, n := binary.Uvarint(v)
 		if n <= 0 {
@@ -350,16 +327,28 @@ func decodeTerms(v []byte, want map[string]int, tfs []retrieval.TF) (lens [retri
 		term := v[:l]
 		v = v[l:]
 		var tf retrieval.TF
-		for f := range tf {
+		if packed {
 			x, ok := next()
 			if !ok {
 				return lens, false
 			}
-			tf[f] = uint32(x)
+			tf[0], tf[1] = uint32(x&7), uint32(x>>3)
+			if tf[0] == 7 {
+				if x, ok = next(); !ok {
+					return lens, false
+				}
+				tf[0] += uint32(x)
+			}
+		} else {
+			for f := range tf {
+				x, ok := next()
+				if !ok {
+					return lens, false
+				}
+				tf[f] = uint32(x)
+			}
 		}
-		if j, found := want[string(term)]; found {
-			tfs[j] = tf
-		}
+		fn(term, tf)
 	}
 	return lens, true
 }
@@ -379,14 +368,13 @@ func (s *Store) unindex(tx *bolt.Tx, b *indexBatch, st *stored) error {
 	post := tx.Bucket(bPost)
 	for _, sc := range indexScopes(rec) {
 		for t := range terms {
-			pk := binary.BigEndian.AppendUint64(termPrefix(sc, t), st.Doc)
-			if post.Get(pk) == nil {
-				continue
-			}
-			if err := post.Delete(pk); err != nil {
+			found, err := removePosting(post, termPrefix(sc, t), st.Doc)
+			if err != nil {
 				return err
 			}
-			b.df[string(dfKey(sc, t))]--
+			if found {
+				b.df[string(dfKey(sc, t))]--
+			}
 		}
 		d := b.stats[sc]
 		d[0]--
@@ -400,7 +388,7 @@ func (s *Store) unindex(tx *bolt.Tx, b *indexBatch, st *stored) error {
 	if err := tx.Bucket(bTerms).Delete(docKey(st.Doc)); err != nil {
 		return err
 	}
-	if err := tx.Bucket(bRank).Delete(docKey(st.Doc)); err != nil {
+	if err := tx.Bucket(bQA).Delete(docKey(st.Doc)); err != nil {
 		return err
 	}
 	hk := hashKey(rec.ProjectID, rec.ContentHash)
@@ -463,10 +451,11 @@ func (src source) Postings(ctx context.Context, term string, fn func(retrieval.P
 	}
 	c := src.tx.Bucket(bPost).Cursor()
 	i := 0
+	var p retrieval.Posting
 	for _, sc := range src.scopes {
 		prefix := termPrefix(sc, term)
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			if i++; i&1023 == 0 {
+			if i++; i&7 == 0 {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
@@ -474,10 +463,14 @@ func (src source) Postings(ctx context.Context, term string, fn func(retrieval.P
 			if len(k) != len(prefix)+8 {
 				continue
 			}
-			p := retrieval.Posting{Doc: binary.BigEndian.Uint64(k[len(prefix):])}
-			p.TF, p.Len = decodePosting(v)
-			if !fn(p) {
-				return nil
+			r := blockReader{v: v, doc: blockFirst(k)}
+			for r.next(&p) {
+				if !fn(p) {
+					return nil
+				}
+			}
+			if r.err {
+				return fmt.Errorf("posting block %q is corrupt", k)
 			}
 		}
 	}
@@ -487,7 +480,7 @@ func (src source) Postings(ctx context.Context, term string, fn func(retrieval.P
 // TermFreqs implements retrieval.TermFreqReader. A document's frequencies
 // of all the terms come from its forward entry (one lookup per document,
 // however many terms are deferred). A document without one (indexed by an
-// older memex) is looked up term by term in the postings, each one key:
+// older memex) is looked up term by term in the postings, each one block:
 // only in the scopes where the term occurs, and, as a visible document is
 // indexed in exactly one of the visible scopes (see indexScopes), only in
 // its scope once found.
@@ -552,8 +545,8 @@ func (src source) termScopes(terms []string) [][]int {
 	return in
 }
 
-// lookupTFs reads doc's frequencies of terms from the postings, one key per
-// term, into tfs (zeroed by the caller), and returns its field lengths.
+// lookupTFs reads doc's frequencies of terms from the postings, one block
+// per term, into tfs (zeroed by the caller), and returns its field lengths.
 func (src source) lookupTFs(doc uint64, terms []string, in [][]int, tfs []retrieval.TF, key *[]byte) (lens [retrieval.NumFields]uint32) {
 	post := src.tx.Bucket(bPost)
 	scope := -1 // index in src.scopes, once known
@@ -562,35 +555,17 @@ func (src source) lookupTFs(doc uint64, terms []string, in [][]int, tfs []retrie
 			if scope >= 0 && si != scope {
 				continue
 			}
-			*key = binary.BigEndian.AppendUint64(termPrefixTo((*key)[:0], src.scopes[si], term), doc)
-			v := post.Get(*key)
-			if v == nil {
+			*key = termPrefixTo((*key)[:0], src.scopes[si], term)
+			p, ok := getPosting(post, *key, doc)
+			if !ok {
 				continue
 			}
 			scope = si
-			tfs[j], lens = decodePosting(v)
+			tfs[j], lens = p.TF, p.Len
 			break
 		}
 	}
 	return lens
-}
-
-// decodePosting decodes a posting value: tf per field, then length per
-// field; missing values are zero.
-func decodePosting(v []byte) (tf retrieval.TF, lens [retrieval.NumFields]uint32) {
-	for f := range 2 * retrieval.NumFields {
-		x, n := binary.Uvarint(v)
-		if n <= 0 {
-			break
-		}
-		v = v[n:]
-		if f < retrieval.NumFields {
-			tf[f] = uint32(x)
-		} else {
-			lens[f-retrieval.NumFields] = uint32(x)
-		}
-	}
-	return tf, lens
 }
 
 // reputation reads the book inside a transaction.

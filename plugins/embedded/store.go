@@ -21,8 +21,9 @@ import (
 )
 
 // SchemaVersion is the on-disk schema this package writes. A store written
-// by a newer memex is refused rather than misread.
-const SchemaVersion = 1
+// by a newer memex is refused rather than misread; a version 1 store is
+// upgraded when opened (upgrade.go).
+const SchemaVersion = 2
 
 // initialMmapSize is the address space reserved for the file (virtual
 // memory only; the file itself grows as needed).
@@ -141,6 +142,21 @@ func Open(path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	var version int
+	if err := db.View(func(tx *bolt.Tx) (err error) {
+		version, err = storedVersion(tx)
+		return err
+	}); err != nil {
+		s.closeDB(db)
+		return nil, fmt.Errorf("embedded: open %s: %w", path, err)
+	}
+	if version == 1 {
+		if err := s.upgradeV1(db); err != nil {
+			s.closeDB(db)
+			return nil, fmt.Errorf("embedded: open %s: upgrade from schema 1: %w", path, err)
+		}
+		s.log.Info("upgraded store to schema 2", "path", path)
+	}
 	if err := db.Update(initSchema); err != nil {
 		s.closeDB(db)
 		return nil, fmt.Errorf("embedded: open %s: %w", path, err)
@@ -156,11 +172,12 @@ func Open(path string, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
-// initialized reports whether the file exists with every bucket and a
-// schema version this package reads, checked in a read-only open. When it
-// answers false (no file yet, a bucket missing, an unreadable version),
-// Open takes the read-write path, which creates what is missing or reports
-// the problem; a file that cannot be opened (locked, corrupt) is an error.
+// initialized reports whether the file exists with every bucket and the
+// current schema version, checked in a read-only open. When it answers
+// false (no file yet, a bucket missing, an older or unreadable version),
+// Open takes the read-write path, which creates what is missing, upgrades
+// a version 1 store or reports the problem; a file that cannot be opened
+// (locked, corrupt) is an error.
 func (s *Store) initialized() (bool, error) {
 	if st, err := os.Stat(s.path); err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
 		return false, nil
@@ -176,7 +193,10 @@ func (s *Store) initialized() (bool, error) {
 				return errors.New("missing bucket")
 			}
 		}
-		return checkVersion(tx)
+		if v, err := storedVersion(tx); err != nil || v != SchemaVersion {
+			return errors.New("not the current schema")
+		}
+		return nil
 	}) == nil, nil
 }
 
@@ -381,7 +401,7 @@ func (s *Store) update(ctx context.Context, op string, fn func(*bolt.Tx) error) 
 // which splits a full page at FillPercent (one half by default), would
 // leave every page half empty for good.
 func packBuckets(tx *bolt.Tx) {
-	for _, name := range [][]byte{bDocs, bRank, bTerms} {
+	for _, name := range [][]byte{bDocs, bQA, bTerms} {
 		if b := tx.Bucket(name); b != nil {
 			b.FillPercent = 1
 		}

@@ -39,6 +39,21 @@ func TestOpenErrors(t *testing.T) {
 			}
 			_ = db.Close()
 		}, "schema version 99 is newer"},
+		{"next schema", func(t *testing.T, path string) {
+			s, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = s.Close()
+			db, err := bolt.Open(path, 0o600, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put(keySchema, []byte("3")) }); err != nil {
+				t.Fatal(err)
+			}
+			_ = db.Close()
+		}, "schema version 3 is newer than this memex supports (2)"},
 		{"directory", func(t *testing.T, path string) {
 			if err := os.Mkdir(path, 0o700); err != nil {
 				t.Fatal(err)
@@ -203,7 +218,7 @@ func TestDeleteCleansIndex(t *testing.T) {
 		}
 	}
 	err := s.view(t.Context(), "check", func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bRecords, bDocs, bRank, bTerms, bPost, bDF, bHash, bList} {
+		for _, b := range [][]byte{bIDs, bDocs, bQA, bTerms, bPost, bDF, bHash, bList} {
 			if k, _ := tx.Bucket(b).Cursor().First(); k != nil {
 				t.Errorf("bucket %s not empty after deleting everything: %q", b, k)
 			}

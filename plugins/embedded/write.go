@@ -264,11 +264,7 @@ func (s *Store) findDuplicate(ctx context.Context, tx *bolt.Tx, req core.Candida
 		return nil, err
 	}
 	for _, h := range hits {
-		id := tx.Bucket(bDocs).Get(docKey(h.Doc))
-		if id == nil {
-			continue
-		}
-		st, err := getStored(tx, string(id))
+		st, err := getByDoc(tx, h.Doc)
 		if err != nil {
 			return nil, err
 		}
@@ -539,7 +535,7 @@ func (s *Store) Delete(ctx context.Context, projectID, qaID string) error {
 		if err := b.flush(tx); err != nil {
 			return err
 		}
-		return tx.Bucket(bRecords).Delete([]byte(qaID))
+		return tx.Bucket(bIDs).Delete([]byte(qaID))
 	})
 }
 
@@ -620,7 +616,7 @@ func (s *Store) Expire(ctx context.Context, now time.Time, batch int) (int, erro
 	err := s.update(ctx, "expire", func(tx *bolt.Tx) error {
 		n = 0
 		var ids []string
-		c := tx.Bucket(bRecords).Cursor()
+		c := tx.Bucket(bIDs).Cursor()
 		for k, _ := c.First(); k != nil; k, _ = c.Next() {
 			ids = append(ids, string(k))
 		}
