@@ -11,8 +11,8 @@ func TestLoadMixedSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Corpus) != 30 || len(s.Queries) != 17 {
-		t.Errorf("%d QAs and %d queries, want 30 and 17", len(s.Corpus), len(s.Queries))
+	if len(s.Corpus) != 90 || len(s.Queries) != 57 {
+		t.Errorf("%d QAs and %d queries, want 90 and 57", len(s.Corpus), len(s.Queries))
 	}
 }
 

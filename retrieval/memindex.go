@@ -168,6 +168,21 @@ func (m *MemIndex) Postings(ctx context.Context, term string, fn func(Posting) b
 	return nil
 }
 
+// scanPostings calls fn with the postings of term (under the read lock; fn
+// must not keep the slice): the scorer's fast path for a *MemIndex, without
+// a call per posting. The context is checked before, not during, the scan.
+func (m *MemIndex) scanPostings(ctx context.Context, term string, fn func([]Posting)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if id, ok := m.ids[term]; ok {
+		fn(m.post[id])
+	}
+	return nil
+}
+
 // TermFreqs implements TermFreqReader.
 func (m *MemIndex) TermFreqs(ctx context.Context, docs []uint64, terms []string, fn func(doc uint64, tfs []TF, lens [NumFields]uint32)) error {
 	if err := ctx.Err(); err != nil {

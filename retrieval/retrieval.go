@@ -11,20 +11,33 @@
 // documents and df(t) the documents containing t:
 //
 //	idf(t)    = ln(1 + (N − df + 0.5)/(df + 0.5))
+//	w(t)      = u(t) · idf(t)^p                       (p = IDFExponent;
+//	                                                    u = CJKBigramWeight for
+//	                                                    a CJK character pair, else 1)
 //	tf'(t,d)  = Σ_f w_f · tf_f(t,d) / (1 − b_f + b_f · len_f(d)/avglen_f)
 //	sat(t,d)  = tf' / (tf' + k1)                      ∈ [0,1)
-//	Score     = Σ_{t ∈ q∩d} idf(t) · sat(t,d)
-//	Relevance = Score / Σ_{t ∈ q} idf(t)               ∈ [0,1)
+//	cov(d)    = Σ_{t ∈ q∩d} w(t) / Σ_{t ∈ q} w(t)
+//	coord(d)  = min(1, 3·cov(d))^(CJKCoord · s)        (s = CJK share of Σ w)
+//	Score     = coord(d) · Σ_{t ∈ q∩d} w(t) · sat(t,d)
+//	Relevance = Score / Σ_{t ∈ q} w(t)                 ∈ [0,1)
 //
-// Relevance is the idf-weighted fraction of the query a document covers,
+// Relevance is the weighted fraction of the query a document covers,
 // discounted by saturation: it depends only on the collection statistics,
 // never on the other hits, so a min_score threshold (0.2 by default) means
 // the same on every backend and for every query length. A query term found
 // in no document still counts in the denominator (a query about something
 // the memory has never seen is not a strong match). With DefaultParams a
 // document whose question contains every query term once, at average
-// length, has Relevance ≈ 0.55; one covering half the query's idf mass ≈ 0.28.
+// length, has Relevance ≈ 0.59; one covering half the query's weight ≈ 0.29.
 // Repeated query terms count once. Hits rank by Score, ties by lower Doc.
+//
+// The idf exponent (0.8) flattens idf so that one rare word does not
+// outweigh several ordinary ones. For Chinese (and other CJK text, indexed
+// as characters and character pairs) pairs weigh half, since they repeat
+// the evidence of their characters and also span word boundaries, and the
+// coordination factor discounts documents that match less than a third of
+// the query: single characters are weak evidence on their own. For an
+// English-only query s = 0 and coord = 1.
 //
 // # Cost
 //

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"unicode/utf8"
 )
 
 // Params tune BM25F and the cost bounds of Search.
@@ -29,18 +30,40 @@ type Params struct {
 	// RescoreDepth is how many candidates the common terms are scored for
 	// when PostingBudget defers some terms (at least the k asked for).
 	RescoreDepth int
+	// IDFExponent raises every idf to this power (0 means 1). Below 1 it
+	// flattens the idf curve, so that one rare word (a typo, a name) weighs
+	// less against several ordinary ones: short queries paraphrase, and
+	// their rarest word is not always their topic.
+	IDFExponent float64
+	// CJKBigramWeight multiplies the idf of CJK character-pair terms (0
+	// means 1). Pairs also match across word boundaries and repeat the
+	// evidence of the characters they are made of, so they weigh less than
+	// independent words.
+	CJKBigramWeight float64
+	// CJKCoord is the strength of the coordination factor for queries with
+	// CJK text: a document's score is multiplied by min(1, 3c)^(CJKCoord·s),
+	// where c is the fraction of the query's idf mass it matches and s the
+	// share of that mass held by CJK terms (0 for English-only queries,
+	// which are unaffected). Single characters carry little meaning on their
+	// own, so a document matching a few strongly weighted characters of a
+	// Chinese query is weaker evidence than its BM25 score says; one that
+	// covers a third of the query is not penalised. 0 disables.
+	CJKCoord float64
 }
 
 // DefaultParams are the defaults tuned on the shared/eval dev sets (see
 // cmd/memex-bench quality).
 func DefaultParams() Params {
 	return Params{
-		K1:            1.6,
-		B:             0.75,
-		FieldWeight:   [NumFields]float64{2, 0.3},
-		FieldB:        [NumFields]float64{0, 0.9},
-		PostingBudget: 8192,
-		RescoreDepth:  100,
+		K1:              1.4,
+		B:               0.75,
+		FieldWeight:     [NumFields]float64{2, 0.3},
+		FieldB:          [NumFields]float64{0, 0.9},
+		PostingBudget:   8192,
+		RescoreDepth:    100,
+		IDFExponent:     0.8,
+		CJKBigramWeight: 0.5,
+		CJKCoord:        1,
 	}
 }
 
@@ -79,7 +102,24 @@ func (s *Scorer) Params() Params { return s.p }
 type queryTerm struct {
 	term string
 	df   int64
-	idf  float64
+	idf  float64 // weighted: the term's full contribution at saturation 1
+}
+
+// termIDF is the weighted idf of term t with document frequency df among n
+// documents, and whether t is a CJK term.
+func (p Params) termIDF(t string, n, df float64) (float64, bool) {
+	v := idf(n, df)
+	if p.IDFExponent > 0 && p.IDFExponent != 1 {
+		v = math.Pow(v, p.IDFExponent)
+	}
+	r, size := utf8.DecodeRuneInString(t)
+	if !isCJK(r) {
+		return v, false
+	}
+	if len(t) > size && p.CJKBigramWeight > 0 {
+		v *= p.CJKBigramWeight
+	}
+	return v, true
 }
 
 // ctxCheckEvery is how many postings pass between context checks.
@@ -108,15 +148,19 @@ func (s *Scorer) Search(ctx context.Context, src Source, query string, k int) ([
 	}
 	n := float64(st.Docs)
 	qts := make([]queryTerm, 0, len(terms))
-	var norm float64
+	var norm, cjk float64
 	for _, t := range terms {
 		df, err := src.DocFreq(ctx, t)
 		if err != nil {
 			return nil, err
 		}
 		df = min(max(df, 0), st.Docs)
-		q := queryTerm{term: t, df: df, idf: idf(n, float64(df))}
-		norm += q.idf
+		w, isCJK := s.p.termIDF(t, n, float64(df))
+		q := queryTerm{term: t, df: df, idf: w}
+		norm += w
+		if isCJK {
+			cjk += w
+		}
 		if df > 0 {
 			qts = append(qts, q)
 		}
@@ -136,12 +180,37 @@ func (s *Scorer) Search(ctx context.Context, src Source, query string, k int) ([
 	}
 
 	sat := s.saturation(st)
-	acc := s.getAccum(int(min(cum, st.Docs)))
+	// Coordination: the exponent applied to the matched fraction of the
+	// query's idf mass (zero: off).
+	var coord float64
+	if s.p.CJKCoord > 0 && cjk > 0 {
+		coord = s.p.CJKCoord * cjk / norm
+	}
+	acc := s.getAccum(int(min(cum, st.Docs)), coord > 0)
 	defer s.putAccum(acc)
 	var seen int
 	var cancelled error
+	// The fast path only for a *MemIndex itself: a type embedding one may
+	// override Postings (to filter visibility, say), which must be obeyed.
+	fast, _ := src.(*MemIndex)
 	for _, q := range qts[:scan] {
 		idf := q.idf
+		if fast != nil {
+			err := fast.scanPostings(ctx, q.term, func(ps []Posting) {
+				for _, p := range ps {
+					if v := sat.of(p.TF, p.Len); v > 0 {
+						acc.add(p.Doc, idf*v, idf)
+					}
+				}
+			})
+			if err != nil {
+				return nil, err
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		err := src.Postings(ctx, q.term, func(p Posting) bool {
 			seen++
 			if seen%ctxCheckEvery == 0 {
@@ -150,7 +219,7 @@ func (s *Scorer) Search(ctx context.Context, src Source, query string, k int) ([
 				}
 			}
 			if v := sat.of(p.TF, p.Len); v > 0 {
-				acc.add(p.Doc, idf*v)
+				acc.add(p.Doc, idf*v, idf)
 			}
 			return true
 		})
@@ -165,6 +234,7 @@ func (s *Scorer) Search(ctx context.Context, src Source, query string, k int) ([
 		}
 	}
 	if scan == len(qts) {
+		acc.coordinate(k, coord, norm)
 		return acc.top(k, norm), nil
 	}
 
@@ -175,11 +245,20 @@ func (s *Scorer) Search(ctx context.Context, src Source, query string, k int) ([
 	// shortens the candidate list, the result is exact.
 	depth := max(s.p.RescoreDepth, k, 1)
 	cands := acc.top(depth, 0)
+	var covs []float64
+	if coord > 0 {
+		covs = make([]float64, len(cands))
+		for i, c := range cands {
+			covs[i] = acc.coverage(c.Doc)
+		}
+	}
 	var bound float64
 	for _, q := range qts[scan:] {
 		bound += q.idf
 	}
-	if k > 0 && len(cands) >= k {
+	// (With coordination, final scores are not monotone in partial scores:
+	// no cut.)
+	if k > 0 && len(cands) >= k && coord == 0 {
 		theta := cands[k-1].Score
 		cut := len(cands)
 		for cut > k && cands[cut-1].Score+bound < theta {
@@ -187,10 +266,13 @@ func (s *Scorer) Search(ctx context.Context, src Source, query string, k int) ([
 		}
 		cands = cands[:cut]
 	}
-	if err := s.rescore(ctx, src, cands, qts[scan:], sat); err != nil {
+	if err := s.rescore(ctx, src, cands, covs, qts[scan:], sat); err != nil {
 		return nil, err
 	}
 	for i := range cands {
+		if coord > 0 {
+			cands[i].Score *= coordFactor(covs[i], norm, coord)
+		}
 		cands[i].Relevance = relevance(cands[i].Score, norm)
 	}
 	sortHits(cands)
@@ -200,8 +282,9 @@ func (s *Scorer) Search(ctx context.Context, src Source, query string, k int) ([
 	return cands, nil
 }
 
-// rescore adds the contributions of terms to cands.
-func (s *Scorer) rescore(ctx context.Context, src Source, cands []Hit, terms []queryTerm, sat saturation) error {
+// rescore adds the contributions of terms to cands (and, when covs is not
+// nil, their matched idf mass to covs).
+func (s *Scorer) rescore(ctx context.Context, src Source, cands []Hit, covs []float64, terms []queryTerm, sat saturation) error {
 	pos := make(map[uint64]int, len(cands))
 	docs := make([]uint64, len(cands))
 	for i, c := range cands {
@@ -222,6 +305,9 @@ func (s *Scorer) rescore(ctx context.Context, src Source, cands []Hit, terms []q
 				if j < len(tfs) {
 					if v := sat.of(tfs[j], lens); v > 0 {
 						cands[i].Score += q.idf * v
+						if covs != nil {
+							covs[i] += q.idf
+						}
 					}
 				}
 			}
@@ -239,6 +325,9 @@ func (s *Scorer) rescore(ctx context.Context, src Source, cands []Hit, terms []q
 			if i, ok := pos[p.Doc]; ok {
 				if v := sat.of(p.TF, p.Len); v > 0 {
 					cands[i].Score += q.idf * v
+					if covs != nil {
+						covs[i] += q.idf
+					}
 				}
 			}
 			return true
@@ -288,6 +377,24 @@ func (s *saturation) of(tf TF, lens [NumFields]uint32) float64 {
 		return 0
 	}
 	return t / (t + s.k1)
+}
+
+// coordFull is the share of the query's idf mass from which a document's
+// coverage is not penalised by coordination: a Chinese paraphrase rarely
+// shares more than a third of the query's characters and pairs, so
+// coordination separates weak partial matches from plausible ones rather
+// than ranking plausible ones by coverage (and it leaves their Relevance,
+// which min_score thresholds, unchanged).
+const coordFull = 1.0 / 3
+
+// coordFactor is min(1, cov/(coordFull·norm))^e: the coordination factor of
+// a document that matches cov of the query's idf mass norm.
+func coordFactor(cov, norm, e float64) float64 {
+	full := coordFull * norm
+	if full <= 0 || cov >= full {
+		return 1
+	}
+	return math.Pow(cov/full, e)
 }
 
 // idf is the BM25 inverse document frequency, always positive.
@@ -345,9 +452,11 @@ func sortHits(hits []Hit) {
 
 // accum is an open-addressing hash table doc → score, reused across
 // searches through the scorer's pools. Scores added are positive, so a zero
-// score marks an empty slot.
+// score marks an empty slot. When coordination is on, covs (parallel to
+// slots) holds each document's matched idf mass.
 type accum struct {
 	slots   []accSlot
+	covs    []float64 // empty unless coordination is on
 	shift   uint
 	touched []uint32 // occupied slots, in insertion order
 }
@@ -357,10 +466,11 @@ type accSlot struct {
 	score float64
 }
 
-// getAccum returns an empty table with room for n documents at load ≤ 1/2.
-// Tables are pooled by size so that a search never works in a table much
-// larger than it needs (which would cost cache misses).
-func (s *Scorer) getAccum(n int) *accum {
+// getAccum returns an empty table with room for n documents at load ≤ 1/2,
+// tracking coverage when cov is set. Tables are pooled by size so that a
+// search never works in a table much larger than it needs (which would
+// cost cache misses).
+func (s *Scorer) getAccum(n int, cov bool) *accum {
 	bits := uint(6)
 	for 1<<bits < 2*n {
 		bits++
@@ -369,12 +479,23 @@ func (s *Scorer) getAccum(n int) *accum {
 	if a == nil || len(a.slots) != 1<<bits {
 		a = &accum{slots: make([]accSlot, 1<<bits), shift: 64 - bits}
 	}
+	switch {
+	case !cov:
+		a.covs = a.covs[:0] // the memory stays for a later CJK query
+	case cap(a.covs) >= len(a.slots):
+		a.covs = a.covs[:len(a.slots)] // zeroed by putAccum
+	default:
+		a.covs = make([]float64, len(a.slots))
+	}
 	return a
 }
 
 func (s *Scorer) putAccum(a *accum) {
 	for _, i := range a.touched {
 		a.slots[i] = accSlot{}
+		if len(a.covs) > 0 {
+			a.covs[i] = 0
+		}
 	}
 	a.touched = a.touched[:0]
 	bits := 64 - a.shift
@@ -383,13 +504,17 @@ func (s *Scorer) putAccum(a *accum) {
 	}
 }
 
-func (a *accum) add(doc uint64, v float64) {
+// add adds v to doc's score and c to its coverage (when tracked).
+func (a *accum) add(doc uint64, v, c float64) {
 	mask := uint64(len(a.slots) - 1)
 	i := (doc * 0x9E3779B97F4A7C15) >> a.shift
 	for {
 		s := &a.slots[i]
 		if s.score == 0 {
 			*s = accSlot{doc: doc, score: v}
+			if len(a.covs) > 0 {
+				a.covs[i] = c
+			}
 			a.touched = append(a.touched, uint32(i))
 			if 2*len(a.touched) > len(a.slots) {
 				a.grow()
@@ -398,23 +523,85 @@ func (a *accum) add(doc uint64, v float64) {
 		}
 		if s.doc == doc {
 			s.score += v
+			if len(a.covs) > 0 {
+				a.covs[i] += c
+			}
 			return
 		}
 		i = (i + 1) & mask
 	}
 }
 
+// coverage returns doc's matched idf mass (0 when absent or not tracked).
+func (a *accum) coverage(doc uint64) float64 {
+	if len(a.covs) == 0 {
+		return 0
+	}
+	mask := uint64(len(a.slots) - 1)
+	i := (doc * 0x9E3779B97F4A7C15) >> a.shift
+	for {
+		s := &a.slots[i]
+		if s.score == 0 {
+			return 0
+		}
+		if s.doc == doc {
+			return a.covs[i]
+		}
+		i = (i + 1) & mask
+	}
+}
+
+// coordinate multiplies every score by its coordination factor (e > 0).
+//
+// For a top k (k > 0), only scores that can still reach it are changed: a
+// document whose uncoordinated score is below a lower bound of the k-th
+// best coordinated score stays below it whatever its factor (≤ 1), so it is
+// left as it is and never returned. This saves most of the Pow calls.
+func (a *accum) coordinate(k int, e, norm float64) {
+	if e <= 0 || len(a.covs) == 0 {
+		return
+	}
+	var theta float64
+	if k > 0 && len(a.touched) > 8*k {
+		theta = a.threshold(k, e, norm)
+	}
+	for _, i := range a.touched {
+		if s := &a.slots[i]; s.score >= theta {
+			s.score *= coordFactor(a.covs[i], norm, e)
+		}
+	}
+}
+
+// threshold returns a lower bound of the k-th best coordinated score (k ≤
+// len(a.touched)): the k-th best among the 4k best uncoordinated scores,
+// coordinated.
+func (a *accum) threshold(k int, e, norm float64) float64 {
+	hs := a.top(4*k, 0)
+	for i := range hs {
+		hs[i].Score *= coordFactor(a.coverage(hs[i].Doc), norm, e)
+	}
+	sortHits(hs)
+	return hs[k-1].Score
+}
+
 // grow doubles the table (only when a Source returned more postings than
 // its document frequencies announced).
 func (a *accum) grow() {
-	old := a.slots
+	old, oldCovs := a.slots, a.covs
 	touched := a.touched
 	a.slots = make([]accSlot, 2*len(old))
+	if len(oldCovs) > 0 {
+		a.covs = make([]float64, 2*len(old))
+	}
 	a.shift--
 	a.touched = make([]uint32, 0, 2*len(touched))
 	for _, i := range touched {
 		s := old[i]
-		a.add(s.doc, s.score)
+		c := 0.0
+		if len(oldCovs) > 0 {
+			c = oldCovs[i]
+		}
+		a.add(s.doc, s.score, c)
 	}
 }
 
@@ -432,29 +619,33 @@ func (a *accum) top(k int, norm float64) []Hit {
 	}
 	// Min-heap of the k best so far; h[0] is the worst of them. A dense
 	// table is read sequentially (cheaper than hopping through touched).
+	// thr is the k-th best score once k are held (0 before): a slot below
+	// it, or empty (score 0), cannot enter. Testing s.score >= thr first
+	// keeps the loop's branch predictable once the heap is full.
 	h := make([]Hit, 0, k)
+	var thr float64
 	push := func(s accSlot) {
 		hit := Hit{Doc: s.doc, Score: s.score}
 		if len(h) < k {
 			h = append(h, hit)
 			up(h, len(h)-1)
-			return
-		}
-		if better(hit, h[0]) {
+		} else if better(hit, h[0]) {
 			h[0] = hit
 			down(h, 0)
+		}
+		if len(h) == k {
+			thr = h[0].Score
 		}
 	}
 	if 8*len(a.touched) > len(a.slots) {
 		for _, s := range a.slots {
-			// Skip empty slots and scores already below the k-th best.
-			if s.score != 0 && (len(h) < k || s.score >= h[0].Score) {
+			if s.score >= thr && s.score != 0 {
 				push(s)
 			}
 		}
 	} else {
 		for _, i := range a.touched {
-			if s := a.slots[i]; len(h) < k || s.score >= h[0].Score {
+			if s := a.slots[i]; s.score >= thr {
 				push(s)
 			}
 		}

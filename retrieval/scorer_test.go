@@ -295,10 +295,10 @@ func (c *postingCounter) Postings(ctx context.Context, term string, fn func(Post
 }
 
 func TestAccumGrows(t *testing.T) {
-	a := NewScorer(NewAnalyzer(), DefaultParams()).getAccum(1)
+	a := NewScorer(NewAnalyzer(), DefaultParams()).getAccum(1, false)
 	for i := range uint64(1000) {
-		a.add(i*7919, 1)
-		a.add(i*7919, 1)
+		a.add(i*7919, 1, 0)
+		a.add(i*7919, 1, 0)
 	}
 	hits := a.top(0, 2)
 	if len(hits) != 1000 {
@@ -307,6 +307,98 @@ func TestAccumGrows(t *testing.T) {
 	for _, h := range hits {
 		if h.Score != 2 || h.Relevance != 1 {
 			t.Fatalf("hit %+v, want score 2 relevance 1", h)
+		}
+	}
+}
+
+func TestCJKCoordinationRewardsCoverage(t *testing.T) {
+	qas := append(filler(),
+		[2]string{"内存泄漏排查", "pprof"},          // 1+len(filler): covers the whole query
+		[2]string{"内存", "goroutine 内存 内存 内存"}, // covers a part, strongly
+	)
+	idx := newIndex(t, qas...)
+	full, part := uint64(len(qas)-1), uint64(len(qas))
+	on := NewScorer(NewAnalyzer(), DefaultParams())
+	p := DefaultParams()
+	p.CJKCoord = 0
+	off := NewScorer(NewAnalyzer(), p)
+	score := func(hits []Hit, doc uint64) float64 {
+		for _, h := range hits {
+			if h.Doc == doc {
+				return h.Score
+			}
+		}
+		t.Fatalf("doc %d not in %v", doc, hits)
+		return 0
+	}
+	const q = "内存泄漏排查"
+	a, b := search(t, on, idx, q, 0), search(t, off, idx, q, 0)
+	if score(a, full) != score(b, full) {
+		t.Errorf("a document covering the whole query: score %v with coordination, %v without; want equal", score(a, full), score(b, full))
+	}
+	if !(score(a, part) < score(b, part)) {
+		t.Errorf("a document covering part of the query: score %v with coordination, not below %v without", score(a, part), score(b, part))
+	}
+	// English-only queries are unaffected.
+	for _, q := range []string{"memory leak", "goroutine pprof"} {
+		if a, b := search(t, on, idx, q, 0), search(t, off, idx, q, 0); !slices.Equal(a, b) {
+			t.Errorf("%q: coordination changed an English query: %v vs %v", q, a, b)
+		}
+	}
+}
+
+func TestCJKBigramWeight(t *testing.T) {
+	p := DefaultParams()
+	uni, cjk1 := p.termIDF("内", 100, 10)
+	bi, cjk2 := p.termIDF("内存", 100, 10)
+	en, cjk3 := p.termIDF("memory", 100, 10)
+	if !cjk1 || !cjk2 || cjk3 {
+		t.Fatalf("CJK flags: %v %v %v", cjk1, cjk2, cjk3)
+	}
+	if bi != uni*p.CJKBigramWeight || en != uni {
+		t.Errorf("idf at equal df: unigram %v, bigram %v (weight %v), English %v", uni, bi, p.CJKBigramWeight, en)
+	}
+}
+
+func TestSearchMemIndexFastPathSameAsPostings(t *testing.T) {
+	idx, queries := randomCorpus(t, 500, 3)
+	p := DefaultParams()
+	p.PostingBudget = 0
+	s := NewScorer(NewAnalyzer(), p)
+	for _, q := range queries {
+		if a, b := search(t, s, idx, q, 0), search(t, s, postingsOnly{idx}, q, 0); !slices.Equal(a, b) {
+			t.Fatalf("%q: MemIndex %v, through Postings %v", q, a, b)
+		}
+	}
+}
+
+func TestSearchTopKMatchesFullRankingCJK(t *testing.T) {
+	// Many documents share characters with every query, so the exact path
+	// coordinates only the scores that can reach the top k.
+	r := rand.New(rand.NewPCG(4, 1))
+	chars := []rune("内存泄漏排查端口占用权限不足容器启动失败数据库连接超时缓存日志磁盘")
+	text := func(n int) string {
+		rs := make([]rune, n)
+		for i := range rs {
+			rs[i] = chars[r.IntN(len(chars))]
+		}
+		return string(rs)
+	}
+	idx := NewMemIndex(NewAnalyzer())
+	for i := range 400 {
+		idx.Add(uint64(i), text(4+r.IntN(8)), text(r.IntN(20)))
+	}
+	s := NewScorer(NewAnalyzer(), DefaultParams())
+	for range 30 {
+		q := text(4 + r.IntN(10))
+		all := search(t, s, idx, q, 0)
+		if len(all) < 100 {
+			t.Fatalf("%q matches %d documents; the test wants many", q, len(all))
+		}
+		for _, k := range []int{1, 5, 10} {
+			if top, want := search(t, s, idx, q, k), all[:k]; !slices.Equal(top, want) {
+				t.Fatalf("%q k=%d: %v, want %v", q, k, top, want)
+			}
 		}
 	}
 }

@@ -17,10 +17,11 @@ type zhLine struct {
 	Relevant []string `json:"relevant"`
 }
 
-// zhMRRFloor is the MRR@10 measured on testdata/zh_paraphrase.jsonl with
-// DefaultParams (0.897 when written), rounded down to leave room for
-// harmless tuning.
-const zhMRRFloor = 0.85
+// zhMRRFloor is the MRR@10 measured on testdata/zh_paraphrase.jsonl (90
+// hand-written developer QAs, 57 paraphrased queries) with DefaultParams
+// (0.828 when written; 0.761 before the CJK pair weight and coordination),
+// rounded down to leave room for harmless tuning.
+const zhMRRFloor = 0.80
 
 func TestChineseParaphraseMRR(t *testing.T) {
 	f, err := os.Open("testdata/zh_paraphrase.jsonl")
@@ -49,8 +50,8 @@ func TestChineseParaphraseMRR(t *testing.T) {
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if len(ids) < 30 || len(queries) < 15 {
-		t.Fatalf("set has %d QAs and %d queries, want ≥ 30 and ≥ 15", len(ids), len(queries))
+	if len(ids) < 90 || len(queries) < 57 {
+		t.Fatalf("set has %d QAs and %d queries, want ≥ 90 and ≥ 57", len(ids), len(queries))
 	}
 	s := NewScorer(a, DefaultParams())
 	var sum float64

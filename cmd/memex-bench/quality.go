@@ -27,27 +27,43 @@ func paramFlags(fs *flag.FlagSet) *retrieval.Params {
 	fs.Float64Var(&p.FieldWeight[retrieval.FieldAnswer], "wa", p.FieldWeight[retrieval.FieldAnswer], "answer field weight")
 	fs.Int64Var(&p.PostingBudget, "budget", p.PostingBudget, "posting budget (0: exact)")
 	fs.IntVar(&p.RescoreDepth, "depth", p.RescoreDepth, "candidates rescored with deferred terms")
+	fs.Float64Var(&p.IDFExponent, "idfexp", p.IDFExponent, "exponent applied to every idf (0: 1)")
+	fs.Float64Var(&p.CJKBigramWeight, "cjkbigram", p.CJKBigramWeight, "idf weight of CJK character pairs (0: 1)")
+	fs.Float64Var(&p.CJKCoord, "cjkcoord", p.CJKCoord, "coordination strength for queries with CJK text (0: off)")
 	return &p
 }
 
 func runQuality(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("quality", flag.ContinueOnError)
 	dir := fs.String("eval", "", "folder of evaluation sets (default: ../shared/eval from the repository root)")
+	zh := fs.String("zh", "", "Chinese paraphrase set in retrieval's testdata format (default: retrieval/testdata/zh_paraphrase.jsonl; \"-\" to skip)")
 	full := fs.Bool("full", false, "query with query_full (title + body) when a query has it")
 	p := paramFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *dir == "" {
+	if *dir == "" || *zh == "" {
 		root, err := repoRoot()
 		if err != nil {
 			return err
 		}
-		*dir = filepath.Join(root, "..", "shared", "eval")
+		if *dir == "" {
+			*dir = filepath.Join(root, "..", "shared", "eval")
+		}
+		if *zh == "" {
+			*zh = filepath.Join(root, "retrieval", "testdata", "zh_paraphrase.jsonl")
+		}
 	}
 	sets, err := evalset.LoadAll(*dir)
 	if err != nil {
 		return err
+	}
+	if *zh != "-" {
+		s, err := loadMixedSet("zh-paraphrase", *zh)
+		if err != nil {
+			return err
+		}
+		sets = append(sets, s)
 	}
 	ctx := context.Background()
 	a := retrieval.NewAnalyzer()
@@ -94,6 +110,44 @@ func evaluate(ctx context.Context, a *retrieval.Analyzer, sc *retrieval.Scorer, 
 		acc.Add(ranked, q.Relevant)
 	}
 	return acc.Metrics(), nil
+}
+
+// loadMixedSet reads a set whose QAs and queries share one JSONL file, one
+// object per line with "kind" "qa" (id, question, answer) or "query" (id,
+// query, relevant): the format of retrieval/testdata/zh_paraphrase.jsonl.
+func loadMixedSet(name, path string) (*evalset.Set, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	type line struct {
+		Kind     string   `json:"kind"`
+		ID       string   `json:"id"`
+		Question string   `json:"question"`
+		Answer   string   `json:"answer"`
+		Query    string   `json:"query"`
+		Relevant []string `json:"relevant"`
+	}
+	s := &evalset.Set{Name: name}
+	err = evalset.ReadJSONL(f, func(l line) error {
+		switch l.Kind {
+		case "qa":
+			s.Corpus = append(s.Corpus, evalset.Record{ID: l.ID, Question: l.Question, Answer: l.Answer})
+		case "query":
+			if len(l.Relevant) == 0 {
+				return fmt.Errorf("query %s without relevant ids", l.ID)
+			}
+			s.Queries = append(s.Queries, evalset.Query{ID: l.ID, Query: l.Query, Relevant: l.Relevant})
+		default:
+			return fmt.Errorf("line %q: unknown kind %q", l.ID, l.Kind)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
 }
 
 // repoRoot walks up from the working directory to the folder holding go.mod.
