@@ -11,7 +11,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 MEMEX_TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 export MEMEX_TEST_REDIS_URL
 
-.PHONY: all build test lint bench fuzz demo clean perf
+.PHONY: all build test lint bench fuzz demo clean perf scale compare retrieval-perf
 
 all: lint test build
 
@@ -55,3 +55,14 @@ perf:
 	$(GO) run ./cmd/memex-bench process -memex /tmp/memex-perf -sizes 1000,10000,100000 -runs 200 -overhead-at 100000 -dir /tmp/memex-perf-stores
 	$(GO) run ./cmd/memex-bench latency -n 100000 -queries 2000
 	$(GO) run ./cmd/memex-bench quality
+
+## compare: memex vs bleve v2 vs SQLite FTS5, quality and speed on every set (bench/, ~10 min)
+compare:
+	cd bench && $(GO) run ./cmd/compare -runs 3
+
+## scale: the search-cost curve at 1k, 10k, 100k and 1M QAs (process, in process, service on Redis; ~1 h)
+scale:
+	bash scripts/scale.sh
+
+## retrieval-perf: the comparison table and the scale curve of docs/PERFORMANCE.md (issue 4)
+retrieval-perf: compare scale

@@ -38,6 +38,7 @@ func runQuality(args []string, out io.Writer) error {
 	dir := fs.String("eval", "", "folder of evaluation sets (default: ../shared/eval from the repository root)")
 	zh := fs.String("zh", "", "Chinese paraphrase set in retrieval's testdata format (default: retrieval/testdata/zh_paraphrase.jsonl; \"-\" to skip)")
 	full := fs.Bool("full", false, "query with query_full (title + body) when a query has it")
+	distractors := fs.Int("distractors", 0, "index this many synthetic QAs beside each set (quality at scale, where the posting budget approximates)")
 	p := paramFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -69,10 +70,13 @@ func runQuality(args []string, out io.Writer) error {
 	a := retrieval.NewAnalyzer()
 	sc := retrieval.NewScorer(a, *p)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if *distractors > 0 {
+		fmt.Fprintf(out, "each set indexed with %d synthetic distractor QAs (English technical prose, ~10%% Chinese)\n", *distractors)
+	}
 	fmt.Fprintf(tw, "set\tdocs\tqueries\tMRR@10\tR@1\tR@5\tR@10\tnDCG@10\t\n")
 	var sum float64
 	for _, s := range sets {
-		m, err := evaluate(ctx, a, sc, s, *full)
+		m, err := evaluate(ctx, a, sc, s, *full, *distractors)
 		if err != nil {
 			return fmt.Errorf("set %s: %w", s.Name, err)
 		}
@@ -87,11 +91,17 @@ func runQuality(args []string, out io.Writer) error {
 	return err
 }
 
-// evaluate indexes s's corpus in a MemIndex and ranks every query.
-func evaluate(ctx context.Context, a *retrieval.Analyzer, sc *retrieval.Scorer, s *evalset.Set, full bool) (evalset.Metrics, error) {
+// evaluate indexes s's corpus in a MemIndex, with distractors synthetic QAs
+// after it (doc ids past the corpus: never relevant), and ranks every query.
+func evaluate(ctx context.Context, a *retrieval.Analyzer, sc *retrieval.Scorer, s *evalset.Set, full bool, distractors int) (evalset.Metrics, error) {
 	idx := retrieval.NewMemIndex(a)
 	for i, r := range s.Corpus {
 		idx.Add(uint64(i), r.Question, r.Answer)
+	}
+	syn := evalset.NewSynthetic(99)
+	for i := range distractors {
+		r := syn.Record(i)
+		idx.Add(uint64(len(s.Corpus)+i), r.Question, r.Answer)
 	}
 	var acc evalset.Accumulator
 	for _, q := range s.Queries {
@@ -105,7 +115,11 @@ func evaluate(ctx context.Context, a *retrieval.Analyzer, sc *retrieval.Scorer, 
 		}
 		ranked := make([]string, len(hits))
 		for i, h := range hits {
-			ranked[i] = s.Corpus[h.Doc].ID
+			if h.Doc < uint64(len(s.Corpus)) {
+				ranked[i] = s.Corpus[h.Doc].ID
+			} else {
+				ranked[i] = fmt.Sprintf("distractor-%d", h.Doc)
+			}
 		}
 		acc.Add(ranked, q.Relevant)
 	}
