@@ -49,6 +49,16 @@ type Params struct {
 	// Chinese query is weaker evidence than its BM25 score says; one that
 	// covers a third of the query is not penalised. 0 disables.
 	CJKCoord float64
+	// CJKCalibration bends the Relevance of queries with CJK text so that a
+	// min_score threshold means the same as for English:
+	// Relevance = (Score/Σw)^(1 − CJKCalibration·s), s the CJK share of the
+	// query's idf mass (English-only queries are unaffected). The map is
+	// increasing, so it never changes the ranking within a query. A Chinese
+	// paraphrase shares far fewer of the query's terms (characters and,
+	// above all, character pairs) than an English one shares words, so its
+	// raw fraction is much lower for the same meaning. 0 disables; values
+	// above 0.9 count as 0.9.
+	CJKCalibration float64
 }
 
 // DefaultParams are the defaults tuned on the shared/eval dev sets (see
@@ -64,6 +74,7 @@ func DefaultParams() Params {
 		IDFExponent:     0.8,
 		CJKBigramWeight: 0.5,
 		CJKCoord:        1,
+		CJKCalibration:  0.45,
 	}
 }
 
@@ -186,6 +197,7 @@ func (s *Scorer) Search(ctx context.Context, src Source, query string, k int) ([
 	if s.p.CJKCoord > 0 && cjk > 0 {
 		coord = s.p.CJKCoord * cjk / norm
 	}
+	rc := s.p.calibration(norm, cjk)
 	acc := s.getAccum(int(min(cum, st.Docs)), coord > 0)
 	defer s.putAccum(acc)
 	var seen int
@@ -235,7 +247,7 @@ func (s *Scorer) Search(ctx context.Context, src Source, query string, k int) ([
 	}
 	if scan == len(qts) {
 		acc.coordinate(k, coord, norm)
-		return acc.top(k, norm), nil
+		return acc.top(k, rc), nil
 	}
 
 	// Score the deferred common terms for the best candidates only. A
@@ -244,7 +256,7 @@ func (s *Scorer) Search(ctx context.Context, src Source, query string, k int) ([
 	// cannot reach the top k, so it is not a candidate; when this bound
 	// shortens the candidate list, the result is exact.
 	depth := max(s.p.RescoreDepth, k, 1)
-	cands := acc.top(depth, 0)
+	cands := acc.top(depth, calib{})
 	var covs []float64
 	if coord > 0 {
 		covs = make([]float64, len(cands))
@@ -273,7 +285,7 @@ func (s *Scorer) Search(ctx context.Context, src Source, query string, k int) ([
 		if coord > 0 {
 			cands[i].Score *= coordFactor(covs[i], norm, coord)
 		}
-		cands[i].Relevance = relevance(cands[i].Score, norm)
+		cands[i].Relevance = rc.of(cands[i].Score)
 	}
 	sortHits(cands)
 	if k > 0 && len(cands) > k {
@@ -429,11 +441,32 @@ func dedupe(ts []string) []string {
 	return out
 }
 
-func relevance(score, norm float64) float64 {
-	if norm <= 0 {
+// calib maps a query's scores to Relevance: (Score/norm)^exp. The zero
+// value maps every score to 0.
+type calib struct {
+	norm float64 // Σ w(t) over the query's terms
+	exp  float64 // 1 − CJKCalibration·s, in (0,1]
+}
+
+// calibration returns the map of a query whose terms weigh norm in all,
+// cjk of it in CJK terms.
+func (p Params) calibration(norm, cjk float64) calib {
+	c := calib{norm: norm, exp: 1}
+	if e := min(max(p.CJKCalibration, 0), 0.9); e > 0 && norm > 0 {
+		c.exp = 1 - e*cjk/norm
+	}
+	return c
+}
+
+func (c calib) of(score float64) float64 {
+	if c.norm <= 0 {
 		return 0
 	}
-	return min(max(score/norm, 0), 1)
+	r := min(max(score/c.norm, 0), 1)
+	if c.exp != 1 {
+		r = math.Pow(r, c.exp)
+	}
+	return r
 }
 
 // better reports whether a ranks before b.
@@ -576,7 +609,7 @@ func (a *accum) coordinate(k int, e, norm float64) {
 // len(a.touched)): the k-th best among the 4k best uncoordinated scores,
 // coordinated.
 func (a *accum) threshold(k int, e, norm float64) float64 {
-	hs := a.top(4*k, 0)
+	hs := a.top(4*k, calib{})
 	for i := range hs {
 		hs[i].Score *= coordFactor(a.coverage(hs[i].Doc), norm, e)
 	}
@@ -606,13 +639,13 @@ func (a *accum) grow() {
 }
 
 // top returns the k best documents (all when k ≤ 0), best first, with
-// Relevance = Score/norm.
-func (a *accum) top(k int, norm float64) []Hit {
+// Relevance = rc.of(Score).
+func (a *accum) top(k int, rc calib) []Hit {
 	if k <= 0 || k >= len(a.touched) {
 		hits := make([]Hit, len(a.touched))
 		for j, i := range a.touched {
 			s := a.slots[i]
-			hits[j] = Hit{Doc: s.doc, Score: s.score, Relevance: relevance(s.score, norm)}
+			hits[j] = Hit{Doc: s.doc, Score: s.score, Relevance: rc.of(s.score)}
 		}
 		sortHits(hits)
 		return hits
@@ -651,7 +684,7 @@ func (a *accum) top(k int, norm float64) []Hit {
 		}
 	}
 	for i := range h {
-		h[i].Relevance = relevance(h[i].Score, norm)
+		h[i].Relevance = rc.of(h[i].Score)
 	}
 	sortHits(h)
 	return h

@@ -300,7 +300,7 @@ func TestAccumGrows(t *testing.T) {
 		a.add(i*7919, 1, 0)
 		a.add(i*7919, 1, 0)
 	}
-	hits := a.top(0, 2)
+	hits := a.top(0, calib{norm: 2, exp: 1})
 	if len(hits) != 1000 {
 		t.Fatalf("got %d docs, want 1000", len(hits))
 	}
@@ -400,5 +400,65 @@ func TestSearchTopKMatchesFullRankingCJK(t *testing.T) {
 				t.Fatalf("%q k=%d: %v, want %v", q, k, top, want)
 			}
 		}
+	}
+}
+
+func TestCJKCalibrationKeepsRanking(t *testing.T) {
+	qas := append(filler(),
+		[2]string{"如何解决 Go 程序中的内存泄漏？", "使用 pprof 查看堆内存分配"},
+		[2]string{"Go 服务内存一直上涨", "检查 goroutine 泄漏"},
+		[2]string{"内存不足", "增加交换分区"},
+		[2]string{"memory leak in a Go service", "use pprof"},
+	)
+	idx := newIndex(t, qas...)
+	on := NewScorer(NewAnalyzer(), DefaultParams())
+	p := DefaultParams()
+	p.CJKCalibration = 0
+	off := NewScorer(NewAnalyzer(), p)
+	for _, q := range []string{"Go 程序内存泄漏怎么排查", "内存泄漏", "内存 pprof goroutine leak", "memory leak pprof"} {
+		a, b := search(t, on, idx, q, 0), search(t, off, idx, q, 0)
+		if len(a) == 0 || !slices.Equal(docs(a), docs(b)) {
+			t.Fatalf("%q: ranking %v with calibration, %v without", q, docs(a), docs(b))
+		}
+		english := !strings.ContainsFunc(q, isCJK)
+		for i := range a {
+			if a[i].Score != b[i].Score {
+				t.Errorf("%q: calibration changed a score: %v vs %v", q, a[i], b[i])
+			}
+			if english && a[i].Relevance != b[i].Relevance {
+				t.Errorf("%q: calibration changed an English query's relevance: %v vs %v", q, a[i], b[i])
+			}
+			if !english && !(a[i].Relevance > b[i].Relevance && a[i].Relevance < 1) {
+				t.Errorf("%q: relevance %v with calibration, want in (%v, 1)", q, a[i].Relevance, b[i].Relevance)
+			}
+			if i > 0 && a[i].Relevance > a[i-1].Relevance {
+				t.Errorf("%q: relevance not decreasing along the ranking: %v", q, a)
+			}
+		}
+	}
+}
+
+func TestCJKUnseenQueryIsWeak(t *testing.T) {
+	// A Chinese query about something the memory has never seen, sharing a
+	// few common characters with it, is not a strong match: the calibration
+	// lifts paraphrases above min_score, not scraps.
+	qas := append(filler(),
+		[2]string{"如何解决 Go 程序中的内存泄漏？", "使用 pprof 查看堆内存分配"},
+		[2]string{"Docker 容器启动后立即退出怎么办？", "先看 docker logs 的输出"},
+		[2]string{"如何在 Linux 上查看哪个进程占用了端口？", "使用 lsof 查看"},
+	)
+	idx := newIndex(t, qas...)
+	s := NewScorer(NewAnalyzer(), DefaultParams())
+	for _, q := range []string{"如何做红烧肉", "孩子晚上总是咳嗽怎么办", "程序员如何提高英语口语水平"} {
+		for _, h := range search(t, s, idx, q, 0) {
+			if h.Relevance >= 0.2 {
+				t.Errorf("%q: hit %+v passes min_score 0.2", q, h)
+			}
+		}
+	}
+	// A full match stays well above it, and below 1.
+	h := search(t, s, idx, "Docker 容器启动后立即退出怎么办？", 1)
+	if len(h) == 0 || h[0].Relevance < 0.5 || h[0].Relevance >= 1 {
+		t.Errorf("full match: %v, want relevance in [0.5, 1)", h)
 	}
 }
