@@ -29,17 +29,9 @@ type indexCache struct {
 
 type ownerCache struct {
 	iv    string
-	posts map[string]cachedList // scope name + "\x00" + term
-	lens  map[uint64]string     // bucket number → bucket value ("" absent)
-	docs  map[uint64]string     // doc id → docs entry ("" absent)
-}
-
-// cachedList is one posting list ("" when the term has none) and its
-// document frequency.
-type cachedList struct {
-	list  string
-	df    int64
-	skips []skipEntry // nil for short lists
+	posts map[string]map[string]*plist // scope name → term → list (nil: none)
+	lens  map[uint64]string            // bucket number → bucket value ("" absent)
+	docs  map[uint64]string            // doc id → docs entry ("" absent)
 }
 
 func newIndexCache(max int64) *indexCache {
@@ -48,8 +40,6 @@ func newIndexCache(max int64) *indexCache {
 	}
 	return &indexCache{max: max, owners: map[string]*ownerCache{}}
 }
-
-func postKey(scope, term string) string { return scope + "\x00" + term }
 
 // ivOf returns the version the owner's cached data holds ("" none).
 func (c *indexCache) ivOf(owner string) string {
@@ -64,20 +54,27 @@ func (c *indexCache) ivOf(owner string) string {
 	return ""
 }
 
-// posting returns the cached list of term in scope if the owner's cache
-// holds version iv.
-func (c *indexCache) posting(owner, iv, scope, term string) (cachedList, bool) {
-	if c == nil || iv == "" {
-		return cachedList{}, false
+// postings moves the cached lists of terms in scope into out, and returns
+// the version they are of ("" none) and the terms it does not hold.
+func (c *indexCache) postings(owner, scope string, terms []string, out map[string]*plist) (iv string, missing []string) {
+	if c == nil {
+		return "", terms
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	oc := c.owners[owner]
-	if oc == nil || oc.iv != iv {
-		return cachedList{}, false
+	if oc == nil {
+		return "", terms
 	}
-	l, ok := oc.posts[postKey(scope, term)]
-	return l, ok
+	lists := oc.posts[scope]
+	for _, t := range terms {
+		if l, ok := lists[t]; ok {
+			out[t] = l
+		} else {
+			missing = append(missing, t)
+		}
+	}
+	return oc.iv, missing
 }
 
 // at returns the owner's cache for version iv, replacing an older one;
@@ -92,7 +89,7 @@ func (c *indexCache) at(owner, iv string) *ownerCache {
 		if oc != nil {
 			c.bytes -= oc.size()
 		}
-		oc = &ownerCache{iv: iv, posts: map[string]cachedList{}, lens: map[uint64]string{}, docs: map[uint64]string{}}
+		oc = &ownerCache{iv: iv, posts: map[string]map[string]*plist{}, lens: map[uint64]string{}, docs: map[uint64]string{}}
 		c.owners[owner] = oc
 	}
 	return oc
@@ -100,8 +97,10 @@ func (c *indexCache) at(owner, iv string) *ownerCache {
 
 func (oc *ownerCache) size() int64 {
 	var n int64
-	for k, l := range oc.posts {
-		n += int64(len(k) + len(l.list) + 48 + 16*len(l.skips))
+	for _, lists := range oc.posts {
+		for t, l := range lists {
+			n += int64(len(t)+48) + l.size()
+		}
 	}
 	for _, v := range oc.lens {
 		n += int64(len(v) + 32)
@@ -123,19 +122,23 @@ func (c *indexCache) grow(n int64) {
 }
 
 // putPostings stores lists of one scope read at version iv.
-func (c *indexCache) putPostings(owner, iv, scope string, lists map[string]cachedList) {
+func (c *indexCache) putPostings(owner, iv, scope string, lists map[string]*plist) {
 	if c == nil || iv == "" || len(lists) == 0 {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	oc := c.at(owner, iv)
+	have := oc.posts[scope]
+	if have == nil {
+		have = map[string]*plist{}
+		oc.posts[scope] = have
+	}
 	var n int64
 	for t, l := range lists {
-		k := postKey(scope, t)
-		if _, ok := oc.posts[k]; !ok {
-			oc.posts[k] = l
-			n += int64(len(k) + len(l.list) + 48 + 16*len(l.skips))
+		if _, ok := have[t]; !ok {
+			have[t] = l
+			n += int64(len(scope)+len(t)+48) + l.size()
 		}
 	}
 	c.grow(n)
@@ -182,19 +185,22 @@ func (c *indexCache) putLens(owner, iv string, buckets map[uint64]string) {
 	c.grow(n)
 }
 
-// doc returns the cached docs entry of doc for version iv.
-func (c *indexCache) doc(owner, iv string, doc uint64) (string, bool) {
-	if c == nil || iv == "" {
-		return "", false
+// docs sets entries[i] and known[i] for each i whose docs entry (doc
+// docs[i] of owners[i]) the cache holds at version ivs[i].
+func (c *indexCache) docs(owners, ivs []string, docs []uint64, entries []string, known []bool) {
+	if c == nil {
+		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	oc := c.owners[owner]
-	if oc == nil || oc.iv != iv {
-		return "", false
+	for i, owner := range owners {
+		if ivs[i] == "" {
+			continue
+		}
+		if oc := c.owners[owner]; oc != nil && oc.iv == ivs[i] {
+			entries[i], known[i] = oc.docs[docs[i]]
+		}
 	}
-	v, ok := oc.docs[doc]
-	return v, ok
 }
 
 func (c *indexCache) putDocs(owner, iv string, docs map[uint64]string) {
@@ -212,4 +218,81 @@ func (c *indexCache) putDocs(owner, iv string, docs map[uint64]string) {
 		}
 	}
 	c.grow(n)
+}
+
+// headMemo remembers decoded record heads by the record's exact value. A
+// search reads every candidate's record from Redis each time (the trust
+// state changes on every validation: records are never cached), but a
+// value equal to one decoded before decodes to the same head, so the JSON
+// is decoded once per version of a record. Two generations bound it: when
+// the current one holds max/2 bytes it becomes the old one and the old one
+// is dropped; a hit in the old one moves to the current one. The heads are
+// shared: callers only read them.
+type headMemo struct {
+	max int64
+
+	mu       sync.Mutex
+	bytes    int64
+	cur, old map[headKey]*stored
+}
+
+func newHeadMemo(max int64) *headMemo {
+	if max <= 0 {
+		return nil
+	}
+	return &headMemo{max: max, cur: map[headKey]*stored{}}
+}
+
+type headKey struct{ owner, id string }
+
+// headSize is a head's approximate memory: its value and decoded fields.
+func headSize(k headKey, st *stored) int64 {
+	return int64(len(k.owner) + len(k.id) + len(st.raw) + 400)
+}
+
+// get sets out[i] to the head decoded from exactly raws[i] (the record
+// ids[i] of owners[i]) where remembered.
+func (m *headMemo) get(owners, ids, raws []string, out []*stored) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, raw := range raws {
+		if raw == "" {
+			continue
+		}
+		k := headKey{owners[i], ids[i]}
+		if st := m.cur[k]; st != nil && st.raw == raw {
+			out[i] = st
+		} else if st := m.old[k]; st != nil && st.raw == raw {
+			m.putLocked(k, st)
+			out[i] = st
+		}
+	}
+}
+
+// put remembers the heads of sts (nil entries skipped).
+func (m *headMemo) put(sts []*stored) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, st := range sts {
+		if st != nil {
+			m.putLocked(headKey{st.project, st.ID}, st)
+		}
+	}
+}
+
+func (m *headMemo) putLocked(k headKey, st *stored) {
+	if prev := m.cur[k]; prev != nil {
+		m.bytes -= headSize(k, prev)
+	}
+	m.cur[k] = st
+	m.bytes += headSize(k, st)
+	if m.bytes > m.max/2 {
+		m.old, m.cur, m.bytes = m.cur, map[headKey]*stored{}, 0
+	}
 }

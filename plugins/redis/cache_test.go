@@ -2,10 +2,12 @@ package redisstore
 
 import (
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/internal/redistest"
+	"github.com/memex-dev/memex/retrieval"
 )
 
 // TestIndexCacheSeesOtherWriters: a store whose index cache is warm sees
@@ -94,7 +96,7 @@ func TestIndexCacheSeesOtherWriters(t *testing.T) {
 func TestIndexCacheBound(t *testing.T) {
 	c := newIndexCache(1000)
 	for i := range 100 {
-		c.putPostings("p", "v1", ownScope, map[string]cachedList{string(rune('a'+i%26)) + string(rune('a'+i/26)): {list: string(make([]byte, 50)), df: 1}})
+		c.putPostings("p", "v1", ownScope, map[string]*plist{string(rune('a'+i%26)) + string(rune('a'+i/26)): {docs: make([]uint32, 10), tfs: make([]retrieval.TF, 10)}})
 		if c.bytes > c.max {
 			t.Fatalf("cache holds %d bytes, bound %d", c.bytes, c.max)
 		}
@@ -103,7 +105,40 @@ func TestIndexCacheBound(t *testing.T) {
 		t.Error("a zero bound should disable the cache")
 	}
 	var off *indexCache
-	if _, ok := off.posting("p", "v1", ownScope, "a"); ok || off.ivOf("p") != "" {
+	got := map[string]*plist{}
+	if iv, missing := off.postings("p", ownScope, []string{"a"}, got); iv != "" || len(missing) != 1 || len(got) != 0 || off.ivOf("p") != "" {
 		t.Error("a nil cache answered")
 	}
+}
+
+// TestHeadMemoBound: the head memo keeps at most two generations of max/2
+// bytes, answers only for the exact value it decoded, and a hit in the old
+// generation survives the next turnover.
+func TestHeadMemoBound(t *testing.T) {
+	m := newHeadMemo(20_000)
+	raw := string(make([]byte, 600))
+	head := func(id string) *stored { return &stored{ID: id, project: "p", raw: raw} }
+	m.put([]*stored{head("keep")})
+	for i := range 200 {
+		m.put([]*stored{head(strconv.Itoa(i))})
+		out := make([]*stored, 1)
+		m.get([]string{"p"}, []string{"keep"}, []string{raw}, out) // keeps "keep" hot
+		if out[0] == nil {
+			t.Fatalf("after %d puts: a hot head was dropped", i)
+		}
+		if size := m.bytes + int64(len(m.old))*int64(headSize(headKey{"p", "0"}, head("0"))); size > m.max+2000 {
+			t.Fatalf("memo holds ~%d bytes, bound %d", size, m.max)
+		}
+	}
+	out := make([]*stored, 2)
+	m.get([]string{"p", "p"}, []string{"keep", "keep"}, []string{raw + "x", ""}, out)
+	if out[0] != nil || out[1] != nil {
+		t.Error("the memo answered for another value")
+	}
+	if newHeadMemo(0) != nil {
+		t.Error("a zero bound should disable the memo")
+	}
+	var off *headMemo
+	off.put([]*stored{head("a")})
+	off.get([]string{"p"}, []string{"a"}, []string{raw}, out[:1])
 }

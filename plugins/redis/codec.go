@@ -391,7 +391,8 @@ func readUvarint(s string, i int) (v uint64, next int, ok bool) {
 }
 
 // forPostings calls fn for every posting of a packed list (a corrupt tail
-// is ignored).
+// is ignored). Searches read decodeList's arrays (plist.go); this is the
+// codec's reference reader, which the tests hold them against.
 func forPostings(list string, fn func(doc uint64, tf retrieval.TF) bool) {
 	var doc uint64
 	for i := postingHeader; i < len(list); {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -178,7 +179,10 @@ func TestPostingScript(t *testing.T) {
 	}
 }
 
-func TestDenseRange(t *testing.T) {
+// TestDecodeListBuckets: a decoded list knows the lens buckets its docs
+// fall in (fetchLens reads exactly those), and its galloping search finds
+// the first doc at or after any target.
+func TestDecodeListBuckets(t *testing.T) {
 	build := func(docs []uint64) string {
 		var b strings.Builder
 		b.WriteString(string([]byte{byte(docs[len(docs)-1] >> 24), byte(docs[len(docs)-1] >> 16), byte(docs[len(docs)-1] >> 8), byte(docs[len(docs)-1])}))
@@ -198,21 +202,36 @@ func TestDenseRange(t *testing.T) {
 		sparse = append(sparse, d)
 	}
 	tests := []struct {
-		name   string
-		list   string
-		lo, hi uint64
-		ok     bool
+		name    string
+		docs    []uint64
+		buckets []uint32
 	}{
-		{"dense: every bucket of the range", build(dense), 0, 3, true},
-		{"sparse: decode instead", build(sparse), 0, 0, false},
-		{"empty", "", 0, 0, false},
+		{"dense", dense, []uint32{0, 1, 2, 3}},
+		{"sparse", sparse, []uint32{0, 4, 9, 14, 19, 24, 29, 34, 39, 43, 48, 53, 58, 63, 68, 73, 78, 83, 87, 92}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			lo, hi, ok := denseRange(tc.list)
-			if ok != tc.ok || ok && (lo != tc.lo || hi != tc.hi) {
-				t.Errorf("denseRange = %d, %d, %v; want %d, %d, %v", lo, hi, ok, tc.lo, tc.hi, tc.ok)
+			l := decodeList(build(tc.docs))
+			if !slices.Equal(l.buckets, tc.buckets) {
+				t.Errorf("buckets = %v, want %v", l.buckets, tc.buckets)
+			}
+			if len(l.docs) != len(tc.docs) {
+				t.Fatalf("%d docs, want %d", len(l.docs), len(tc.docs))
+			}
+			for from := 0; from < len(l.docs); from += 7 {
+				for want := uint32(0); want < uint32(tc.docs[len(tc.docs)-1])+3; want += 3 {
+					ref := from
+					for ref < len(l.docs) && l.docs[ref] < want {
+						ref++
+					}
+					if got := l.search(from, want); got != ref {
+						t.Fatalf("search(%d, %d) = %d, want %d", from, want, got, ref)
+					}
+				}
 			}
 		})
+	}
+	if decodeList("") != nil || decodeList("\x00\x00\x00\x00").df() != 0 {
+		t.Error("an empty list decodes to postings")
 	}
 }

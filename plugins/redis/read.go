@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -26,9 +25,7 @@ type scope struct {
 	iv          string // the owner's index version read with the stats
 	docs        int64
 	lens        [retrieval.NumFields]int64
-	posts       map[string]string // term → packed postings
-	df          map[string]int64  // term → document frequency
-	skips       map[string][]skipEntry
+	lists       map[string]*plist // term → decoded postings (nil: none)
 }
 
 // source implements retrieval.Source over postings fetched from Redis in
@@ -56,31 +53,33 @@ func (src *source) Stats(ctx context.Context) (retrieval.Stats, error) {
 func (src *source) DocFreq(ctx context.Context, term string) (int64, error) {
 	var n int64
 	for _, sc := range src.scopes {
-		if df, ok := sc.df[term]; ok {
-			n += df
-		} else {
-			n += countPostings(sc.posts[term])
-		}
+		n += sc.lists[term].df()
 	}
 	return n, ctx.Err()
 }
 
 func (src *source) Postings(ctx context.Context, term string, fn func(retrieval.Posting) bool) error {
 	for i, sc := range src.scopes {
-		stop := false
+		l := sc.lists[term]
+		if l == nil {
+			continue
+		}
 		lens := src.lens[sc.owner]
-		forPostings(sc.posts[term], func(doc uint64, tf retrieval.TF) bool {
-			var bucket string
-			if n := doc / lensBucket; n < uint64(len(lens)) {
-				bucket = lens[n]
+		base := uint64(i) << 32
+		tfs := l.tfs[:len(l.docs)]
+		var bucket string
+		cur := ^uint32(0)
+		for j, d := range l.docs {
+			// Lists are in doc order: one bucket lookup per bucket change.
+			if n := d / lensBucket; n != cur {
+				cur, bucket = n, ""
+				if int(n) < len(lens) {
+					bucket = lens[n]
+				}
 			}
-			if !fn(retrieval.Posting{Doc: uint64(i)<<32 | doc, TF: tf, Len: lensOf(bucket, doc)}) {
-				stop = true
+			if !fn(retrieval.Posting{Doc: base | uint64(d), TF: tfs[j], Len: lensOf(bucket, uint64(d))}) {
+				return nil
 			}
-			return !stop
-		})
-		if stop {
-			return nil
 		}
 	}
 	return ctx.Err()
@@ -106,7 +105,7 @@ func (src *source) TermFreqs(ctx context.Context, docs []uint64, terms []string,
 		if si < uint64(len(src.scopes)) {
 			sc := src.scopes[si]
 			for j, t := range terms {
-				walkCandidates(sc.posts[t], sc.skips[t], sorted[lo:hi], func(k int, tf retrieval.TF) { tfs[(lo+k)*nt+j] = tf })
+				walkCandidates(sc.lists[t], sorted[lo:hi], func(k int, tf retrieval.TF) { tfs[(lo+k)*nt+j] = tf })
 			}
 		}
 		lo = hi
@@ -127,100 +126,25 @@ func (src *source) TermFreqs(ctx context.Context, docs []uint64, terms []string,
 	return nil
 }
 
-// walkCandidates decodes list (codec.go) up to the last of cands (sorted,
-// one scope: the low 32 bits are the scope's doc ids) and calls fn with the
-// index in cands and the term frequency of each candidate it holds. With
-// skips (scanList) it jumps over the blocks before each next candidate: a
-// few hundred candidates in a list of 90k postings decode a fraction of it.
-func walkCandidates(list string, skips []skipEntry, cands []uint64, fn func(k int, tf retrieval.TF)) {
-	if len(cands) == 0 {
+// walkCandidates calls fn with the index in cands (sorted, one scope: the
+// low 32 bits are the scope's doc ids) and the term frequency of each
+// candidate l holds: a galloping search from one candidate to the next, so
+// a few hundred candidates in a list of 90k postings touch a fraction of
+// it.
+func walkCandidates(l *plist, cands []uint64, fn func(k int, tf retrieval.TF)) {
+	if l == nil {
 		return
 	}
-	k, want := 0, cands[0]&(1<<32-1)
-	var doc uint64
-	jump := skips != nil
-	for i := postingHeader; i < len(list); {
-		if jump {
-			// The last block whose postings all come after a doc below
-			// want: nothing before it can be want.
-			j := sort.Search(len(skips), func(j int) bool { return skips[j].prev >= want }) - 1
-			if j >= 0 && int(skips[j].off) > i {
-				i, doc = int(skips[j].off), skips[j].prev
-			}
-			jump = false
-		}
-		gap, next, ok := readUvarint(list, i)
-		if !ok || next >= len(list) {
+	i := 0
+	for k, c := range cands {
+		want := c & (1<<32 - 1)
+		if i = l.search(i, uint32(want)); i == len(l.docs) {
 			return
 		}
-		i = next
-		doc += gap
-		var a, b uint64
-		if c := list[i]; c < 0x80 {
-			a, b = uint64(c>>4), uint64(c&15)
-			i++
-		} else {
-			if a, i, ok = readUvarint(list, i+1); !ok {
-				return
-			}
-			if b, i, ok = readUvarint(list, i); !ok {
-				return
-			}
-		}
-		for doc > want {
-			if k++; k == len(cands) {
-				return
-			}
-			want = cands[k] & (1<<32 - 1)
-			jump = skips != nil
-		}
-		if doc == want {
-			fn(k, retrieval.TF{uint32(a), uint32(b)})
+		if uint64(l.docs[i]) == want {
+			fn(k, l.tfs[i])
 		}
 	}
-}
-
-// skipEntry marks a posting of a long list: its byte offset and the doc id
-// before it (the base of its gap).
-type skipEntry struct {
-	off  uint32
-	prev uint64
-}
-
-// skipEvery is the postings between two skip entries; lists shorter than
-// skipMin bytes get none.
-const (
-	skipEvery = 64
-	skipMin   = 2048
-)
-
-// scanList counts list's postings and, for a long list, builds its skip
-// entries, in one pass.
-func scanList(list string) (int64, []skipEntry) {
-	var n int64
-	var skips []skipEntry
-	long := len(list) >= skipMin
-	var doc uint64
-	for i := postingHeader; i < len(list); {
-		if long && n%skipEvery == 0 {
-			skips = append(skips, skipEntry{uint32(i), doc})
-		}
-		gap, next, ok := readUvarint(list, i)
-		if !ok || next >= len(list) {
-			break
-		}
-		doc += gap
-		i = next
-		if list[i] < 0x80 {
-			i++
-		} else if _, i, ok = readUvarint(list, i+1); !ok {
-			break
-		} else if _, i, ok = readUvarint(list, i); !ok {
-			break
-		}
-		n++
-	}
-	return n, skips
 }
 
 // queryTerms are the distinct analysed terms of a query.
@@ -251,9 +175,9 @@ func (s *Store) queueTerms(ctx context.Context, pipe redis.Pipeliner, sc *scope,
 	return c
 }
 
-// read returns the lists read (absent terms included, as "").
-func (c *termCmds) read() (map[string]cachedList, error) {
-	out := make(map[string]cachedList, len(c.terms))
+// read returns the lists read, decoded (absent terms included, as nil).
+func (c *termCmds) read() (map[string]*plist, error) {
+	out := make(map[string]*plist, len(c.terms))
 	for i, t := range c.terms {
 		v, err := c.posts[i].Result()
 		if errors.Is(err, redis.Nil) {
@@ -265,8 +189,7 @@ func (c *termCmds) read() (map[string]cachedList, error) {
 		if err != nil {
 			return nil, err
 		}
-		df, skips := scanList(v)
-		out[t] = cachedList{list: v, df: df, skips: skips}
+		out[t] = decodeList(v)
 	}
 	return out, nil
 }
@@ -276,24 +199,18 @@ func (c *termCmds) read() (map[string]cachedList, error) {
 // at the version it holds.
 type scopeCmds struct {
 	sc     *scope
-	guess  string                // the cached version the cached lists are of
-	cached map[string]cachedList // term → list taken from the cache
+	guess  string            // the cached version the cached lists are of
+	cached map[string]*plist // term → list taken from the cache
 	stats  *redis.SliceCmd
 	tc     *termCmds
 	ivEnd  *redis.StringCmd // the version again, after the lists
 }
 
 func (s *Store) queueScope(ctx context.Context, pipe redis.Pipeliner, sc *scope, terms []string) *scopeCmds {
-	c := &scopeCmds{sc: sc, guess: s.cache.ivOf(sc.owner), cached: map[string]cachedList{}}
+	c := &scopeCmds{sc: sc, cached: make(map[string]*plist, len(terms))}
 	c.stats = pipe.HMGet(ctx, s.k.stats(sc.owner), "n:"+sc.name, "q:"+sc.name, "a:"+sc.name, "iv")
 	var fetch []string
-	for _, t := range terms {
-		if l, ok := s.cache.posting(sc.owner, c.guess, sc.name, t); ok {
-			c.cached[t] = l
-		} else {
-			fetch = append(fetch, t)
-		}
-	}
+	c.guess, fetch = s.cache.postings(sc.owner, sc.name, terms, c.cached)
 	c.tc = s.queueTerms(ctx, pipe, sc, fetch)
 	c.ivEnd = s.queueIV(ctx, pipe, sc.owner)
 	return c
@@ -346,9 +263,7 @@ func (s *Store) fill(c *scopeCmds) (stale []string, err error) {
 	if err != nil {
 		return nil, err
 	}
-	sc.posts = make(map[string]string, len(read)+len(c.cached))
-	sc.df = make(map[string]int64, len(read)+len(c.cached))
-	sc.skips = map[string][]skipEntry{}
+	sc.lists = make(map[string]*plist, len(read)+len(c.cached))
 	s.setLists(sc, read)
 	if iv != "" && iv == c.guess {
 		// The cached lists are exactly version iv's, and the lists just
@@ -363,15 +278,11 @@ func (s *Store) fill(c *scopeCmds) (stale []string, err error) {
 	return stale, nil
 }
 
-func (s *Store) setLists(sc *scope, lists map[string]cachedList) {
+func (s *Store) setLists(sc *scope, lists map[string]*plist) {
 	for t, l := range lists {
-		if l.list != "" {
-			sc.posts[t] = l.list
+		if l != nil {
+			sc.lists[t] = l
 		}
-		if l.skips != nil {
-			sc.skips[t] = l.skips
-		}
-		sc.df[t] = l.df
 	}
 }
 
@@ -469,56 +380,23 @@ func (s *Store) newSource(ctx context.Context, project, query string, ownOnly bo
 	return src, s.fetchLens(ctx, src)
 }
 
-// denseRange returns the lens buckets from the first to the last document
-// of list when the list has at least ~32 postings per bucket of that range
-// (so every bucket in it is almost surely needed); ok is false otherwise.
-func denseRange(list string) (lo, hi uint64, ok bool) {
-	if len(list) < postingHeader+1 {
-		return 0, 0, false
-	}
-	first, _, ok := readUvarint(list, postingHeader)
-	if !ok {
-		return 0, 0, false
-	}
-	last := uint64(list[0])<<24 | uint64(list[1])<<16 | uint64(list[2])<<8 | uint64(list[3])
-	lo, hi = first/lensBucket, last/lensBucket
-	// A posting is at most ~3 bytes when dense: 96 bytes ≈ 32 postings.
-	return lo, hi, hi >= lo && uint64(len(list)-postingHeader) >= 96*(hi-lo+1)
-}
-
 // fetchLens reads, in one pipeline, the lens buckets of every document in
 // src's postings.
 func (s *Store) fetchLens(ctx context.Context, src *source) error {
 	need := map[string][]bool{} // owner → bucket numbers needed
 	for _, sc := range src.scopes {
-		for _, list := range sc.posts {
-			if lo, hi, ok := denseRange(list); ok {
-				// A long list touches every bucket of its range: mark
-				// them without decoding it.
-				nb := need[sc.owner]
-				if hi >= uint64(len(nb)) {
-					nb = append(nb, make([]bool, int(hi)+1-len(nb))...)
-					need[sc.owner] = nb
-				}
-				for n := lo; n <= hi; n++ {
-					nb[n] = true
-				}
+		for _, l := range sc.lists {
+			if len(l.buckets) == 0 {
 				continue
 			}
-			last := ^uint64(0)
-			forPostings(list, func(doc uint64, _ retrieval.TF) bool {
-				// Lists are in doc order: one check per bucket change.
-				if n := doc / lensBucket; n != last {
-					last = n
-					nb := need[sc.owner]
-					if n >= uint64(len(nb)) {
-						nb = append(nb, make([]bool, int(n)+1-len(nb))...)
-						need[sc.owner] = nb
-					}
-					nb[n] = true
-				}
-				return true
-			})
+			nb := need[sc.owner]
+			if top := int(l.buckets[len(l.buckets)-1]); top >= len(nb) {
+				nb = append(nb, make([]bool, top+1-len(nb))...)
+				need[sc.owner] = nb
+			}
+			for _, n := range l.buckets {
+				nb[n] = true
+			}
 		}
 	}
 	src.lens = map[string][]string{}
@@ -588,17 +466,24 @@ func (s *Store) loadHits(ctx context.Context, src *source, hits []retrieval.Hit,
 	// doc id → qa_id: from the cache, else one pipeline.
 	entries := make([]string, len(hits))
 	known := make([]bool, len(hits))
+	owners := make([]string, len(hits))
+	ivs := make([]string, len(hits))
+	docs := make([]uint64, len(hits))
+	for i, h := range hits {
+		owners[i] = src.scopes[h.Doc>>32].owner
+		ivs[i] = src.iv[owners[i]]
+		docs[i] = h.Doc & (1<<32 - 1)
+	}
+	s.cache.docs(owners, ivs, docs, entries, known)
 	ivEnd := map[string]*redis.StringCmd{}
 	pipe := s.rdb.Pipeline()
 	idCmds := make([]*redis.StringCmd, len(hits))
 	queued := false
-	for i, h := range hits {
-		owner := src.scopes[h.Doc>>32].owner
-		doc := h.Doc & (1<<32 - 1)
-		if v, ok := s.cache.doc(owner, src.iv[owner], doc); ok {
-			entries[i], known[i] = v, true
+	for i := range hits {
+		if known[i] {
 			continue
 		}
+		owner, doc := owners[i], docs[i]
 		idCmds[i] = pipe.HGet(ctx, s.k.docs(owner, doc), strconv.FormatUint(doc, 10))
 		queued = true
 		if _, ok := ivEnd[owner]; !ok && src.iv[owner] != "" {
@@ -632,39 +517,83 @@ func (s *Store) loadHits(ctx context.Context, src *source, hits []retrieval.Hit,
 			s.cache.putDocs(owner, stableIV(src.iv[owner], ivEnd[owner]), ds)
 		}
 	}
-	pipe = s.rdb.Pipeline()
-	recCmds := make([]*redis.StringCmd, len(hits))
+	// The records: one MGET per owner (its keys share the owner's hash
+	// tag), all in one pipeline.
 	qaIDs := make([]string, len(hits))
-	for i, h := range hits {
+	type mget struct {
+		keys []string
+		at   []int // hit index of each key
+		cmd  *redis.SliceCmd
+	}
+	var byOwner []*mget
+	group := map[string]*mget{}
+	for i := range hits {
 		if !known[i] || entries[i] == "" {
 			continue
 		}
 		id, _ := docEntry(entries[i])
 		qaIDs[i] = id
-		recCmds[i] = pipe.Get(ctx, s.k.qa(src.scopes[h.Doc>>32].owner, id))
-	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, err
+		g := group[owners[i]]
+		if g == nil {
+			g = &mget{}
+			group[owners[i]] = g
+			byOwner = append(byOwner, g)
+		}
+		g.keys = append(g.keys, s.k.qa(owners[i], id))
+		g.at = append(g.at, i)
 	}
 	out := make([]*stored, len(hits))
-	for i, h := range hits {
-		if recCmds[i] == nil {
+	raws := make([]string, len(hits))
+	if len(byOwner) > 0 {
+		pipe = s.rdb.Pipeline()
+		for _, g := range byOwner {
+			g.cmd = pipe.MGet(ctx, g.keys...)
+		}
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return nil, err
+		}
+		for _, g := range byOwner {
+			vals, err := g.cmd.Result()
+			if err != nil {
+				return nil, err
+			}
+			for j, v := range vals {
+				// A record that vanished since its doc id was read is
+				// skipped.
+				if str, ok := v.(string); ok && j < len(g.at) {
+					raws[g.at[j]] = str
+				}
+			}
+		}
+	}
+	if !headOnly {
+		for i, v := range raws {
+			if v == "" {
+				continue
+			}
+			st, err := decodeStored(owners[i], qaIDs[i], v)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = st
+		}
+		return out, nil
+	}
+	// Heads decoded before from the same values are shared (read-only).
+	s.heads.get(owners, qaIDs, raws, out)
+	var fresh []*stored
+	for i, v := range raws {
+		if v == "" || out[i] != nil {
 			continue
 		}
-		v, err := recCmds[i].Result()
-		if err != nil {
-			continue
-		}
-		decode := decodeStored
-		if headOnly {
-			decode = decodeHead
-		}
-		st, err := decode(src.scopes[h.Doc>>32].owner, qaIDs[i], v)
+		st, err := decodeHead(owners[i], qaIDs[i], v)
 		if err != nil {
 			return nil, err
 		}
 		out[i] = st
+		fresh = append(fresh, st)
 	}
+	s.heads.put(fresh)
 	return out, nil
 }
 

@@ -109,6 +109,7 @@ type Store struct {
 	analyzer *retrieval.Analyzer
 	scorer   *retrieval.Scorer
 	cache    *indexCache // nil: off
+	heads    *headMemo   // nil: off
 
 	// locks serialise this process's writers of one QA so that optimistic
 	// commits rarely conflict (other processes are still caught by the
@@ -155,6 +156,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		analyzer: a,
 		scorer:   retrieval.NewScorer(a, retrieval.DefaultParams()),
 		cache:    newIndexCache(cfg.cache),
+		heads:    newHeadMemo(cfg.cache / 4),
 		stop:     make(chan struct{}),
 	}
 	for i := range s.locks {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -25,11 +26,14 @@ func (p postingsOnly) Postings(ctx context.Context, t string, fn func(retrieval.
 }
 
 // randomSource builds a two-scope source over random documents of words
-// w0..w39 (w0 in most documents, w39 in few), in the Redis codec.
-func randomSource(rng *rand.Rand, docsPerScope int, withSkips bool) *source {
+// w0..w39 (w0 in most documents, w39 in few), in the Redis codec, and
+// returns the packed lists too (scope index → term → list).
+func randomSource(rng *rand.Rand, docsPerScope int) (*source, []map[string]string) {
 	src := &source{lens: map[string][]string{}}
+	var packed []map[string]string
 	for si, owner := range []string{"p", "global"} {
-		sc := &scope{owner: owner, name: ownScope, posts: map[string]string{}}
+		sc := &scope{owner: owner, name: ownScope, lists: map[string]*plist{}}
+		packed = append(packed, map[string]string{})
 		lists := map[string][]byte{}
 		last := map[string]uint64{}
 		buckets := make([][]byte, docsPerScope/lensBucket+1)
@@ -62,49 +66,57 @@ func randomSource(rng *rand.Rand, docsPerScope int, withSkips bool) *source {
 			sc.lens[0] += int64(lens[0])
 			sc.lens[1] += int64(lens[1])
 		}
-		sc.df, sc.skips = map[string]int64{}, map[string][]skipEntry{}
 		for t, l := range lists {
 			binary.BigEndian.PutUint32(l, uint32(last[t]))
-			sc.posts[t] = string(l)
-			if withSkips {
-				sc.df[t], sc.skips[t] = scanList(string(l))
-			}
+			sc.lists[t] = decodeList(string(l))
+			packed[si][t] = string(l)
 		}
 		for _, b := range buckets {
 			src.lens[owner] = append(src.lens[owner], string(b))
 		}
-		_ = si
 		src.scopes = append(src.scopes, sc)
 	}
-	return src
+	return src, packed
 }
 
-// TestTermFreqsMatchPostings checks TermFreqs against the postings, and a
-// search that rescores through it against one that reads postings.
+// TestTermFreqsMatchPostings checks the decoded lists against the packed
+// ones (forPostings, the codec's own reader), TermFreqs against the
+// postings, and a search that rescores through it against one that reads
+// postings.
 func TestTermFreqsMatchPostings(t *testing.T) {
-	for _, withSkips := range []bool{false, true} {
-		t.Run(fmt.Sprintf("skips=%v", withSkips), func(t *testing.T) { testTermFreqs(t, withSkips) })
-	}
-}
-
-func testTermFreqs(t *testing.T, withSkips bool) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	src := randomSource(rng, 3000, withSkips)
-	if withSkips {
-		long := 0
-		for _, sc := range src.scopes {
-			for term, list := range sc.posts {
-				if sc.df[term] != countPostings(list) {
-					t.Errorf("scanList(%s) counts %d postings, countPostings %d", term, sc.df[term], countPostings(list))
-				}
-				if len(sc.skips[term]) > 1 {
-					long++
-				}
+	src, packed := randomSource(rng, 3000)
+	long := 0
+	for si, sc := range src.scopes {
+		for term, list := range packed[si] {
+			type posting struct {
+				doc uint64
+				tf  retrieval.TF
+			}
+			var want, got []posting
+			buckets := map[uint32]bool{}
+			forPostings(list, func(doc uint64, tf retrieval.TF) bool {
+				want = append(want, posting{doc, tf})
+				buckets[uint32(doc/lensBucket)] = true
+				return true
+			})
+			l := sc.lists[term]
+			for i, d := range l.docs {
+				got = append(got, posting{uint64(d), l.tfs[i]})
+			}
+			if diff := cmp.Diff(want, got, cmp.AllowUnexported(posting{})); diff != "" {
+				t.Errorf("scope %d, %s: decoded list differs (-forPostings +decodeList):\n%s", si, term, diff)
+			}
+			if len(l.buckets) != len(buckets) || !slices.IsSorted(l.buckets) {
+				t.Errorf("scope %d, %s: buckets %v, want the %d distinct ones in order", si, term, l.buckets, len(buckets))
+			}
+			if len(l.docs) > 1000 {
+				long++
 			}
 		}
-		if long == 0 {
-			t.Fatal("no list has skip entries: the test does not exercise them")
-		}
+	}
+	if long == 0 {
+		t.Fatal("no long list: the galloping search is not exercised")
 	}
 	ctx := t.Context()
 	terms := []string{"w0", "w3", "w7", "w38", "absent"}
