@@ -54,6 +54,7 @@ func runService(args []string, out io.Writer) error {
 	skipValidate := fs.Bool("skip-validate", false, "skip the validation phase")
 	indexCache := fs.Int64("index-cache", redisstore.DefaultIndexCache, "the Redis store's search index cache in bytes (0: off)")
 	onlyService := fs.Bool("only-service", false, "skip the bare phases (profiling)")
+	openRate := fs.Float64("rate", 0, "also measure search latency in an open loop: the -c clients together send this many requests per second on a fixed schedule (latency counted from each request's scheduled time, so queueing is included); 0: skip")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed phases (client and servers: one process) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -217,6 +218,18 @@ func runService(args []string, out io.Writer) error {
 		}
 	}
 
+	var open []phase
+	if !*skipSearch && *openRate > 0 {
+		for r := range *rounds {
+			o, err := openLoadPhase(client, svcURL+"/v1/qa/search", auth, bodies, *conc, *openRate, *dur)
+			if err != nil {
+				return fmt.Errorf("open-loop round %d: %w", r+1, err)
+			}
+			open = append(open, o)
+			fmt.Fprintf(out, "open loop round %d: %.0f req/s offered, %.0f done (p50 %s, p99 %s)\n", r+1, *openRate, o.rate(), o.pct(0.50), o.pct(0.99))
+		}
+	}
+
 	var val *valResult
 	if !*skipValidate {
 		v, err := validatePhase(ctx, client, svcURL, auth, store, min(*valQAs, *n), *conc, *dur)
@@ -238,6 +251,10 @@ func runService(args []string, out io.Writer) error {
 		fmt.Fprintf(out, "| search latency through the service, %d clients | p99 ≤ 20 ms | p50 %s, p90 %s, **p99 %s** (median of rounds) |\n",
 			*conc, medianPct(svcRuns, 0.50), medianPct(svcRuns, 0.90), medianPct(svcRuns, 0.99))
 		fmt.Fprintf(out, "| bare echo handler latency, %d clients | — | p50 %s, p99 %s |\n", *conc, medianPct(bareRuns, 0.50), medianPct(bareRuns, 0.99))
+		if len(open) > 0 {
+			fmt.Fprintf(out, "| search latency through the service, %d clients sending %.0f req/s together (open loop) | p99 ≤ 20 ms | p50 %s, p90 %s, **p99 %s** (median of rounds) |\n",
+				*conc, *openRate, medianPct(open, 0.50), medianPct(open, 0.90), medianPct(open, 0.99))
+		}
 		fmt.Fprintf(out, "| CPU time of this process per request (load generator and servers; Redis not included) | — | service %s, bare %s (median of rounds) |\n",
 			medianCPU(svcRuns), medianCPU(bareRuns))
 	}
@@ -488,28 +505,57 @@ func (p phase) pct(q float64) time.Duration {
 // back to back for d; each owns a keep-alive connection.
 func loadPhase(client *http.Client, url, auth string, bodies [][]byte, conc int, d time.Duration) (phase, error) {
 	return runLoad(conc, d, func(w, i int) (bool, error) {
-		req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(bodies[(w*7919+i)%len(bodies)]))
-		if err != nil {
-			return false, err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", auth)
-		res, err := client.Do(req)
-		if err != nil {
-			return false, err
-		}
-		_, _ = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		if res.StatusCode != http.StatusOK {
-			return false, fmt.Errorf("status %d", res.StatusCode)
-		}
-		return true, nil
+		return postSearch(client, url, auth, bodies[(w*7919+i)%len(bodies)])
 	})
+}
+
+// postSearch POSTs one search body and drains the answer.
+func postSearch(client *http.Client, url, auth string, body []byte) (bool, error) {
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return false, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", auth)
+	res, err := client.Do(req)
+	if err != nil {
+		return false, err
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return false, fmt.Errorf("status %d", res.StatusCode)
+	}
+	return true, nil
+}
+
+// openLoadPhase is loadPhase in an open loop: the conc clients together
+// send rate requests per second for d, each on a fixed schedule (client w's
+// k-th request is due at start + (w + k·conc)/rate). A request's latency is
+// counted from when it was due, so a server that falls behind is charged
+// for the queue it builds (no coordinated omission).
+func openLoadPhase(client *http.Client, url, auth string, bodies [][]byte, conc int, rate float64, d time.Duration) (phase, error) {
+	gap := time.Duration(float64(time.Second) / rate)
+	start := time.Now()
+	p, err := runLoadFrom(conc, d, func(w, i int) time.Time {
+		due := start.Add(time.Duration(w+i*conc) * gap)
+		time.Sleep(time.Until(due))
+		return due
+	}, func(w, i int) (bool, error) {
+		return postSearch(client, url, auth, bodies[(w*7919+i)%len(bodies)])
+	})
+	return p, err
 }
 
 // runLoad calls do(worker, i) from conc goroutines for d and collects the
 // latencies of the calls that returned true. More than 1 % errors fails.
 func runLoad(conc int, d time.Duration, do func(w, i int) (bool, error)) (phase, error) {
+	return runLoadFrom(conc, d, func(int, int) time.Time { return time.Now() }, do)
+}
+
+// runLoadFrom is runLoad with each call's latency counted from the time
+// begin returns (begin may wait for a schedule).
+func runLoadFrom(conc int, d time.Duration, begin func(w, i int) time.Time, do func(w, i int) (bool, error)) (phase, error) {
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex
@@ -527,7 +573,10 @@ func runLoad(conc int, d time.Duration, do func(w, i int) (bool, error)) (phase,
 			defer wg.Done()
 			lat := make([]time.Duration, 0, 4096)
 			for i := 0; time.Now().Before(deadline); i++ {
-				t0 := time.Now()
+				t0 := begin(w, i)
+				if !t0.Before(deadline) {
+					break
+				}
 				ok, err := do(w, i)
 				if err != nil {
 					errs.Add(1)
