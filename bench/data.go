@@ -55,33 +55,16 @@ func LoadEvalSet(dir string) (*Set, error) {
 // ({"kind":"query","id","query","relevant"}), the format of memex's
 // retrieval/testdata/zh_paraphrase.jsonl.
 func LoadMixedSet(name, path string) (*Set, error) {
-	type line struct {
-		Kind     string   `json:"kind"`
-		ID       string   `json:"id"`
-		Question string   `json:"question"`
-		Answer   string   `json:"answer"`
-		Query    string   `json:"query"`
-		Relevant []string `json:"relevant"`
-	}
-	s := &Set{Name: name}
-	if err := readJSONL(path, func(l line) error {
-		switch l.Kind {
-		case "qa":
-			s.Corpus = append(s.Corpus, Record{ID: l.ID, Question: l.Question, Answer: l.Answer})
-		case "query":
-			if len(l.Relevant) == 0 {
-				return fmt.Errorf("query %q has no relevant ids", l.ID)
-			}
-			s.Queries = append(s.Queries, Query{ID: l.ID, Query: l.Query, Relevant: l.Relevant})
-		default:
-			return fmt.Errorf("unknown kind %q", l.Kind)
-		}
-		return nil
-	}); err != nil {
+	m, err := evalset.LoadMixed(name, path)
+	if err != nil {
 		return nil, err
 	}
-	if len(s.Corpus) == 0 || len(s.Queries) == 0 {
-		return nil, fmt.Errorf("%s: %d QAs and %d queries, want both", path, len(s.Corpus), len(s.Queries))
+	if len(m.Corpus) == 0 || len(m.Queries) == 0 {
+		return nil, fmt.Errorf("%s: %d QAs and %d queries, want both", path, len(m.Corpus), len(m.Queries))
+	}
+	s := &Set{Name: name, Corpus: m.Corpus}
+	for _, q := range m.Queries {
+		s.Queries = append(s.Queries, Query{ID: q.ID, Query: q.Query, Relevant: q.Relevant})
 	}
 	return s, nil
 }

@@ -137,3 +137,37 @@ func readJSONL[T any](path string, fn func(T) error) error {
 	}
 	return nil
 }
+
+// LoadMixed reads a set whose QAs and queries share one JSONL file, one
+// object per line with "kind" "qa" (id, question, answer) or "query" (id,
+// query, relevant): the format of memex's hand-written sets, such as
+// retrieval/testdata/zh_paraphrase.jsonl.
+func LoadMixed(name, path string) (*Set, error) {
+	type line struct {
+		Kind     string   `json:"kind"`
+		ID       string   `json:"id"`
+		Question string   `json:"question"`
+		Answer   string   `json:"answer"`
+		Query    string   `json:"query"`
+		Relevant []string `json:"relevant"`
+	}
+	s := &Set{Name: name}
+	err := readJSONL(path, func(l line) error {
+		switch l.Kind {
+		case "qa":
+			s.Corpus = append(s.Corpus, Record{ID: l.ID, Question: l.Question, Answer: l.Answer})
+		case "query":
+			if len(l.Relevant) == 0 {
+				return fmt.Errorf("query %s without relevant ids", l.ID)
+			}
+			s.Queries = append(s.Queries, Query{ID: l.ID, Query: l.Query, Relevant: l.Relevant})
+		default:
+			return fmt.Errorf("%q: unknown kind %q (want qa or query)", l.ID, l.Kind)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}

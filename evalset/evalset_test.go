@@ -168,3 +168,33 @@ func TestSyntheticDeterministic(t *testing.T) {
 		t.Error("different seeds gave the same record")
 	}
 }
+
+func TestLoadMixed(t *testing.T) {
+	s, err := LoadMixed("zh", "../retrieval/testdata/zh_paraphrase.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "zh" || len(s.Corpus) < 50 || len(s.Queries) < 40 {
+		t.Fatalf("got %s with %d QAs and %d queries", s.Name, len(s.Corpus), len(s.Queries))
+	}
+	for _, q := range s.Queries {
+		if q.Query == "" || len(q.Relevant) == 0 {
+			t.Fatalf("query %+v", q)
+		}
+	}
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"kind":     `{"kind":"qa","id":"a","question":"q","answer":"a"}` + "\n" + `{"kind":"note","id":"n1"}`,
+		"relevant": `{"kind":"query","id":"q1","query":"x"}`,
+		"json":     `{"kind":"qa",`,
+	} {
+		path := filepath.Join(dir, name+".jsonl")
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadMixed(name, path)
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "line ") {
+			t.Errorf("%s: got %v, want an error naming the file and the line", name, err)
+		}
+	}
+}

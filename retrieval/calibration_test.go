@@ -189,29 +189,7 @@ func calibrate(tb testing.TB, sc *retrieval.Scorer, s *evalset.Set, offtopic []s
 // loadZh reads testdata/zh_paraphrase.jsonl as an evaluation set.
 func loadZh(tb testing.TB) *evalset.Set {
 	tb.Helper()
-	f, err := os.Open("testdata/zh_paraphrase.jsonl")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	type line struct {
-		Kind     string   `json:"kind"`
-		ID       string   `json:"id"`
-		Question string   `json:"question"`
-		Answer   string   `json:"answer"`
-		Query    string   `json:"query"`
-		Relevant []string `json:"relevant"`
-	}
-	s := &evalset.Set{Name: "zh-paraphrase"}
-	err = evalset.ReadJSONL(f, func(l line) error {
-		switch l.Kind {
-		case "qa":
-			s.Corpus = append(s.Corpus, evalset.Record{ID: l.ID, Question: l.Question, Answer: l.Answer})
-		case "query":
-			s.Queries = append(s.Queries, evalset.Query{ID: l.ID, Query: l.Query, Relevant: l.Relevant})
-		}
-		return nil
-	})
+	s, err := evalset.LoadMixed("zh-paraphrase", "testdata/zh_paraphrase.jsonl")
 	if err != nil {
 		tb.Fatal(err)
 	}

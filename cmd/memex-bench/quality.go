@@ -61,7 +61,7 @@ func runQuality(args []string, out io.Writer) error {
 		return err
 	}
 	if *zh != "-" {
-		s, err := loadMixedSet("zh-paraphrase", *zh)
+		s, err := evalset.LoadMixed("zh-paraphrase", *zh)
 		if err != nil {
 			return err
 		}
@@ -125,44 +125,6 @@ func evaluate(ctx context.Context, a *retrieval.Analyzer, sc *retrieval.Scorer, 
 		acc.Add(ranked, q.Relevant)
 	}
 	return acc.Metrics(), nil
-}
-
-// loadMixedSet reads a set whose QAs and queries share one JSONL file, one
-// object per line with "kind" "qa" (id, question, answer) or "query" (id,
-// query, relevant): the format of retrieval/testdata/zh_paraphrase.jsonl.
-func loadMixedSet(name, path string) (*evalset.Set, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	type line struct {
-		Kind     string   `json:"kind"`
-		ID       string   `json:"id"`
-		Question string   `json:"question"`
-		Answer   string   `json:"answer"`
-		Query    string   `json:"query"`
-		Relevant []string `json:"relevant"`
-	}
-	s := &evalset.Set{Name: name}
-	err = evalset.ReadJSONL(f, func(l line) error {
-		switch l.Kind {
-		case "qa":
-			s.Corpus = append(s.Corpus, evalset.Record{ID: l.ID, Question: l.Question, Answer: l.Answer})
-		case "query":
-			if len(l.Relevant) == 0 {
-				return fmt.Errorf("query %s without relevant ids", l.ID)
-			}
-			s.Queries = append(s.Queries, evalset.Query{ID: l.ID, Query: l.Query, Relevant: l.Relevant})
-		default:
-			return fmt.Errorf("line %q: unknown kind %q", l.ID, l.Kind)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return s, nil
 }
 
 // repoRoot walks up from the working directory to the folder holding go.mod.
