@@ -76,6 +76,9 @@ func TestHelperProcess(t *testing.T) {
 		}
 		fmt.Printf("searches %d\n", n)
 	case "open":
+		if len(args) > 2 { // a smaller upgrade chunk, so a small store upgrades in several transactions
+			upgradeChunk, _ = strconv.Atoi(args[2])
+		}
 		s, err := Open(args[1], wait)
 		if err != nil {
 			t.Fatal(err)

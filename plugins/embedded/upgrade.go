@@ -36,8 +36,9 @@ type v1Stored struct {
 }
 
 // upgradeChunk is how many records one upgrade transaction converts (its
-// dirty pages stay in memory until the commit).
-const upgradeChunk = 5000
+// dirty pages stay in memory until the commit). A variable only so that
+// tests can cross several chunks with a small store.
+var upgradeChunk = 5000
 
 // storedVersion reads the schema version of the file: 0 for a file without
 // one (new or empty).

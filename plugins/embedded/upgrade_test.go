@@ -321,7 +321,9 @@ func TestKilledUpgradeLosesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process test")
 	}
-	const n = 8_000
+	// 2,000 records upgraded 400 per transaction in the child: five
+	// transactions, so kills land between and inside chunks.
+	const n, chunk = 2_000, "400"
 	recs := coretest.Corpus(n, "up", 7)
 	orig := filepath.Join(t.TempDir(), "v1.db")
 	writeV1Store(t, orig, recs)
@@ -338,7 +340,7 @@ func TestKilledUpgradeLosesNothing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memex.db")
 	copyFile(path)
 	start := time.Now()
-	cmd, out := helper(t, "open", path)
+	cmd, out := helper(t, "open", path, chunk)
 	for out.Scan() {
 	}
 	waitHelper(t, cmd)
@@ -351,7 +353,7 @@ func TestKilledUpgradeLosesNothing(t *testing.T) {
 	for i := range kills {
 		path := filepath.Join(t.TempDir(), "memex.db")
 		copyFile(path)
-		cmd, _ := helper(t, "open", path)
+		cmd, _ := helper(t, "open", path, chunk)
 		time.Sleep(full * time.Duration(i+1) / (kills + 1))
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
