@@ -1,21 +1,11 @@
 package retrieval
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"os"
 	"testing"
-)
 
-type zhLine struct {
-	Kind     string   `json:"kind"`
-	ID       string   `json:"id"`
-	Question string   `json:"question"`
-	Answer   string   `json:"answer"`
-	Query    string   `json:"query"`
-	Relevant []string `json:"relevant"`
-}
+	"github.com/memex-dev/memex/evalset"
+)
 
 // zhMRRFloor is the MRR@10 measured on testdata/zh_paraphrase.jsonl (90
 // hand-written developer QAs, 57 paraphrased queries) with DefaultParams
@@ -24,32 +14,18 @@ type zhLine struct {
 const zhMRRFloor = 0.80
 
 func TestChineseParaphraseMRR(t *testing.T) {
-	f, err := os.Open("testdata/zh_paraphrase.jsonl")
+	set, err := evalset.LoadMixed("zh-paraphrase", "testdata/zh_paraphrase.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	a := NewAnalyzer()
 	idx := NewMemIndex(a)
 	var ids []string
-	var queries []zhLine
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var l zhLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatal(err)
-		}
-		switch l.Kind {
-		case "qa":
-			idx.Add(uint64(len(ids)), l.Question, l.Answer)
-			ids = append(ids, l.ID)
-		case "query":
-			queries = append(queries, l)
-		}
+	for _, r := range set.Corpus {
+		idx.Add(uint64(len(ids)), r.Question, r.Answer)
+		ids = append(ids, r.ID)
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
+	queries := set.Queries
 	if len(ids) < 90 || len(queries) < 57 {
 		t.Fatalf("set has %d QAs and %d queries, want ≥ 90 and ≥ 57", len(ids), len(queries))
 	}

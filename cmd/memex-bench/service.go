@@ -646,27 +646,14 @@ func validatePhase(ctx context.Context, client *http.Client, url, auth string, s
 	}
 	p, err := runLoad(conc, d, func(w, i int) (bool, error) {
 		k := rand.IntN(qas)
-		req, err := http.NewRequest(http.MethodPost, url+"/v1/qa/validate", bytes.NewReader(bodies[k]))
-		if err != nil {
-			return false, err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", auth)
-		res, err := client.Do(req)
-		if err != nil {
-			return false, err
-		}
 		var out struct {
 			Applied *bool `json:"applied"`
 		}
-		derr := json.NewDecoder(res.Body).Decode(&out)
-		_, _ = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		if res.StatusCode != http.StatusOK {
-			return false, fmt.Errorf("status %d", res.StatusCode)
+		if err := postJSON(client, url+"/v1/qa/validate", auth, bodies[k], &out); err != nil {
+			return false, err
 		}
-		if derr != nil || out.Applied == nil || !*out.Applied {
-			return false, fmt.Errorf("validation not applied (%v)", derr)
+		if out.Applied == nil || !*out.Applied {
+			return false, errors.New("validation not applied")
 		}
 		acks[k].Add(1)
 		return true, nil

@@ -174,15 +174,7 @@ func (c *indexCache) putLens(owner, iv string, buckets map[uint64]string) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	oc := c.at(owner, iv)
-	var n int64
-	for b, v := range buckets {
-		if _, ok := oc.lens[b]; !ok {
-			oc.lens[b] = v
-			n += int64(len(v) + 32)
-		}
-	}
-	c.grow(n)
+	c.grow(addNew(c.at(owner, iv).lens, buckets))
 }
 
 // docs sets entries[i] and known[i] for each i whose docs entry (doc
@@ -209,15 +201,20 @@ func (c *indexCache) putDocs(owner, iv string, docs map[uint64]string) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	oc := c.at(owner, iv)
+	c.grow(addNew(c.at(owner, iv).docs, docs))
+}
+
+// addNew copies the entries of src that dst lacks and returns the bytes
+// they add to the cache (the value plus a fixed estimate per entry).
+func addNew(dst, src map[uint64]string) int64 {
 	var n int64
-	for d, v := range docs {
-		if _, ok := oc.docs[d]; !ok {
-			oc.docs[d] = v
+	for k, v := range src {
+		if _, ok := dst[k]; !ok {
+			dst[k] = v
 			n += int64(len(v) + 32)
 		}
 	}
-	c.grow(n)
+	return n
 }
 
 // headMemo remembers decoded record heads by the record's exact value. A
