@@ -143,6 +143,21 @@ const ctxCheckEvery = 4096
 // its rarer terms). An empty or all-stopword query returns no hits. If ctx is
 // cancelled the search stops and returns ctx.Err().
 func (s *Scorer) Search(ctx context.Context, src Source, query string, k int) ([]Hit, error) {
+	return s.SearchMin(ctx, src, query, k, 0)
+}
+
+// SearchMin is Search restricted to the documents whose Relevance is at
+// least minRelevance: the k best of them. A document that matches only
+// query terms whose weights sum below the floor's score cannot reach it
+// (every term adds less than its weight), so the postings of the
+// commonest terms whose weights together stay under it are not read:
+// they are deferred, as the PostingBudget defers terms, and scored for
+// the RescoreDepth best candidates that can still pass. With no term
+// deferred by the budget and at most RescoreDepth such candidates, the
+// result is exactly Search's hits above the floor; otherwise a document
+// could be missed only if its deferred terms would lift it past more
+// than RescoreDepth others.
+func (s *Scorer) SearchMin(ctx context.Context, src Source, query string, k int, minRelevance float64) ([]Hit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -182,10 +197,30 @@ func (s *Scorer) Search(ctx context.Context, src Source, query string, k int) ([
 	// Rarest first; the order also fixes the summation order of every
 	// document's score, so all code paths give bit-identical scores.
 	slices.SortFunc(qts, func(a, b queryTerm) int { return cmp.Or(cmp.Compare(a.df, b.df), cmp.Compare(a.term, b.term)) })
+	rc := s.p.calibration(norm, cjk)
+
+	// floor is the least score (raw or coordinated: coordination only
+	// lowers it) of a document that can pass minRelevance, less a margin
+	// for rounding; Relevance itself decides at the end. limit is the
+	// number of rarest terms a passing document must match at least one
+	// of: the rest weigh less than floor together.
+	floor := 0.0
+	limit := len(qts)
+	if minRelevance > 0 {
+		floor = rc.score(minRelevance) * (1 - 1e-9)
+		var rest float64
+		for limit > 0 && rest+qts[limit-1].idf < floor {
+			limit--
+			rest += qts[limit].idf
+		}
+		if limit == 0 {
+			return nil, nil // the query's matched terms together cannot reach it
+		}
+	}
 	scan := 0
 	var cum int64
 	exact := s.p.PostingBudget <= 0 || k <= 0
-	for scan < len(qts) && (scan == 0 || exact || cum+qts[scan].df <= s.p.PostingBudget) {
+	for scan < limit && (scan == 0 || exact || cum+qts[scan].df <= s.p.PostingBudget) {
 		cum += qts[scan].df
 		scan++
 	}
@@ -197,7 +232,6 @@ func (s *Scorer) Search(ctx context.Context, src Source, query string, k int) ([
 	if s.p.CJKCoord > 0 && cjk > 0 {
 		coord = s.p.CJKCoord * cjk / norm
 	}
-	rc := s.p.calibration(norm, cjk)
 	acc := s.getAccum(int(min(cum, st.Docs)), coord > 0)
 	defer s.putAccum(acc)
 	var seen int
@@ -247,16 +281,17 @@ func (s *Scorer) Search(ctx context.Context, src Source, query string, k int) ([
 	}
 	if scan == len(qts) {
 		acc.coordinate(k, coord, norm)
-		return acc.top(k, rc), nil
+		return above(acc.top(k, rc, floor), minRelevance), nil
 	}
 
-	// Score the deferred common terms for the best candidates only. A
-	// document whose partial score plus the most the deferred terms can add
-	// (Σ idf, as saturation < 1) stays below the k-th best partial score
-	// cannot reach the top k, so it is not a candidate; when this bound
-	// shortens the candidate list, the result is exact.
-	depth := max(s.p.RescoreDepth, k, 1)
-	cands := acc.top(depth, calib{})
+	// Score the deferred terms for the RescoreDepth best candidates that
+	// can still make it: a document whose score so far plus the most the
+	// terms still to score can add (Σ idf, as saturation < 1) stays below
+	// floor, or below the k-th best score so far, cannot pass or reach the
+	// top k, and is dropped. A source that walks a list per term is asked
+	// for one term at a time, heaviest first, with the drop in between
+	// (MaxScore); the result is the same either way.
+	cands := acc.top(max(s.p.RescoreDepth, k, 1), calib{}, max(floor-sumIDF(qts[scan:]), 0))
 	var covs []float64
 	if coord > 0 {
 		covs = make([]float64, len(cands))
@@ -264,29 +299,56 @@ func (s *Scorer) Search(ctx context.Context, src Source, query string, k int) ([
 			covs[i] = acc.coverage(c.Doc)
 		}
 	}
-	var bound float64
-	for _, q := range qts[scan:] {
-		bound += q.idf
+	// A source that reads each document once, whatever the terms, scores
+	// the deferred terms in one go.
+	group := len(qts) - scan
+	if r, ok := src.(TermFreqReader); !ok || perTerm(r) {
+		group = 1
 	}
-	// (With coordination, final scores are not monotone in partial scores:
-	// no cut.)
-	if k > 0 && len(cands) >= k && coord == 0 {
-		theta := cands[k-1].Score
-		cut := len(cands)
-		for cut > k && cands[cut-1].Score+bound < theta {
-			cut--
+	for i := scan; i < len(qts); i += group {
+		// (With coordination, final scores are not monotone in partial
+		// scores: floor only.)
+		need := floor
+		if k > 0 && len(cands) > k && coord == 0 {
+			need = max(need, kthScore(cands, k))
 		}
-		cands = cands[:cut]
+		bound := sumIDF(qts[i:])
+		j := 0
+		for i, c := range cands {
+			if c.Score+bound >= need {
+				cands[j] = c
+				if covs != nil {
+					covs[j] = covs[i]
+				}
+				j++
+			}
+		}
+		cands = cands[:j]
+		if covs != nil {
+			covs = covs[:j]
+		}
+		if len(cands) == 0 {
+			return nil, nil
+		}
+		if i == scan {
+			// In doc order for the lookups of rescore (pruning keeps it).
+			sortByDoc(cands, covs)
+		}
+		if err := s.rescore(ctx, src, cands, covs, qts[i:min(i+group, len(qts))], sat); err != nil {
+			return nil, err
+		}
 	}
-	if err := s.rescore(ctx, src, cands, covs, qts[scan:], sat); err != nil {
-		return nil, err
-	}
-	for i := range cands {
+	j := 0
+	for i, c := range cands {
 		if coord > 0 {
-			cands[i].Score *= coordFactor(covs[i], norm, coord)
+			c.Score *= coordFactor(covs[i], norm, coord)
 		}
-		cands[i].Relevance = rc.of(cands[i].Score)
+		if c.Relevance = rc.of(c.Score); c.Relevance >= minRelevance {
+			cands[j] = c
+			j++
+		}
 	}
+	cands = cands[:j]
 	sortHits(cands)
 	if k > 0 && len(cands) > k {
 		cands = cands[:k]
@@ -294,22 +356,117 @@ func (s *Scorer) Search(ctx context.Context, src Source, query string, k int) ([
 	return cands, nil
 }
 
-// rescore adds the contributions of terms to cands (and, when covs is not
-// nil, their matched idf mass to covs).
+// sortByDoc sorts hits by Doc, and covs (when not nil) along.
+func sortByDoc(hits []Hit, covs []float64) {
+	if covs == nil {
+		slices.SortFunc(hits, func(a, b Hit) int { return cmp.Compare(a.Doc, b.Doc) })
+		return
+	}
+	type pair struct {
+		h Hit
+		c float64
+	}
+	ps := make([]pair, len(hits))
+	for i := range hits {
+		ps[i] = pair{hits[i], covs[i]}
+	}
+	slices.SortFunc(ps, func(a, b pair) int { return cmp.Compare(a.h.Doc, b.h.Doc) })
+	for i, p := range ps {
+		hits[i], covs[i] = p.h, p.c
+	}
+}
+
+func sumIDF(qts []queryTerm) float64 {
+	var sum float64
+	for _, q := range qts {
+		sum += q.idf
+	}
+	return sum
+}
+
+// kthScore is the k-th best score of hits (k ≤ len(hits)).
+func kthScore(hits []Hit, k int) float64 {
+	// A min-heap of the k best scores.
+	h := make([]float64, 0, k)
+	for _, c := range hits {
+		switch {
+		case len(h) < k:
+			h = append(h, c.Score)
+			for i := len(h) - 1; i > 0; {
+				p := (i - 1) / 2
+				if h[p] <= h[i] {
+					break
+				}
+				h[p], h[i] = h[i], h[p]
+				i = p
+			}
+		case c.Score > h[0]:
+			h[0] = c.Score
+			for i := 0; ; {
+				l, m := 2*i+1, i
+				if l < k && h[l] < h[m] {
+					m = l
+				}
+				if r := l + 1; r < k && h[r] < h[m] {
+					m = r
+				}
+				if m == i {
+					break
+				}
+				h[i], h[m] = h[m], h[i]
+				i = m
+			}
+		}
+	}
+	return h[0]
+}
+
+// above returns the prefix of hits (best first) whose Relevance is at
+// least min. Relevance is increasing in Score, so it is a prefix.
+func above(hits []Hit, min float64) []Hit {
+	if min <= 0 {
+		return hits
+	}
+	n := len(hits)
+	for n > 0 && hits[n-1].Relevance < min {
+		n--
+	}
+	return hits[:n]
+}
+
+// TermFreqsPerTerm is an optional capability of a TermFreqReader whose
+// TermFreqs costs in proportion to the terms asked for (it walks one
+// posting list per term) rather than to the documents (a forward index
+// reads each document once, whatever the terms). Search then asks for one
+// deferred term at a time and drops, between terms, the candidates that
+// can no longer make it.
+type TermFreqsPerTerm interface {
+	TermFreqsPerTerm() bool
+}
+
+func perTerm(r TermFreqReader) bool {
+	p, ok := r.(TermFreqsPerTerm)
+	return ok && p.TermFreqsPerTerm()
+}
+
+// rescore adds the contributions of terms to cands, which are in doc
+// order (and, when covs is not nil, their weights to the covs of those
+// containing them).
 func (s *Scorer) rescore(ctx context.Context, src Source, cands []Hit, covs []float64, terms []queryTerm, sat saturation) error {
-	pos := make(map[uint64]int, len(cands))
-	docs := make([]uint64, len(cands))
-	for i, c := range cands {
-		pos[c.Doc] = i
-		docs[i] = c.Doc
+	find := func(doc uint64) (int, bool) {
+		return slices.BinarySearchFunc(cands, doc, func(h Hit, d uint64) int { return cmp.Compare(h.Doc, d) })
 	}
 	if r, ok := src.(TermFreqReader); ok {
+		docs := make([]uint64, len(cands))
+		for i, c := range cands {
+			docs[i] = c.Doc
+		}
 		names := make([]string, len(terms))
 		for i, q := range terms {
 			names[i] = q.term
 		}
 		return r.TermFreqs(ctx, docs, names, func(doc uint64, tfs []TF, lens [NumFields]uint32) {
-			i, ok := pos[doc]
+			i, ok := find(doc)
 			if !ok {
 				return
 			}
@@ -334,7 +491,7 @@ func (s *Scorer) rescore(ctx context.Context, src Source, cands []Hit, covs []fl
 					return false
 				}
 			}
-			if i, ok := pos[p.Doc]; ok {
+			if i, ok := find(p.Doc); ok {
 				if v := sat.of(p.TF, p.Len); v > 0 {
 					cands[i].Score += q.idf * v
 					if covs != nil {
@@ -456,6 +613,15 @@ func (p Params) calibration(norm, cjk float64) calib {
 		c.exp = 1 - e*cjk/norm
 	}
 	return c
+}
+
+// score is the least score whose Relevance is r (r in (0,1]): the inverse
+// of of.
+func (c calib) score(r float64) float64 {
+	if c.exp != 1 {
+		r = math.Pow(r, 1/c.exp)
+	}
+	return c.norm * r
 }
 
 func (c calib) of(score float64) float64 {
@@ -609,7 +775,7 @@ func (a *accum) coordinate(k int, e, norm float64) {
 // len(a.touched)): the k-th best among the 4k best uncoordinated scores,
 // coordinated.
 func (a *accum) threshold(k int, e, norm float64) float64 {
-	hs := a.top(4*k, calib{})
+	hs := a.top(4*k, calib{}, 0)
 	for i := range hs {
 		hs[i].Score *= coordFactor(a.coverage(hs[i].Doc), norm, e)
 	}
@@ -638,16 +804,20 @@ func (a *accum) grow() {
 	}
 }
 
-// top returns the k best documents (all when k ≤ 0), best first, with
-// Relevance = rc.of(Score).
-func (a *accum) top(k int, rc calib) []Hit {
+// top returns the k best documents (all when k ≤ 0) whose score is at
+// least floor, best first, with Relevance = rc.of(Score).
+func (a *accum) top(k int, rc calib, floor float64) []Hit {
 	if k <= 0 || k >= len(a.touched) {
-		hits := make([]Hit, len(a.touched))
-		for j, i := range a.touched {
-			s := a.slots[i]
-			hits[j] = Hit{Doc: s.doc, Score: s.score, Relevance: rc.of(s.score)}
+		hits := make([]Hit, 0, len(a.touched))
+		for _, i := range a.touched {
+			if s := a.slots[i]; s.score >= floor {
+				hits = append(hits, Hit{Doc: s.doc, Score: s.score, Relevance: rc.of(s.score)})
+			}
 		}
 		sortHits(hits)
+		if k > 0 && len(hits) > k {
+			hits = hits[:k]
+		}
 		return hits
 	}
 	// Min-heap of the k best so far; h[0] is the worst of them. A dense
@@ -656,7 +826,7 @@ func (a *accum) top(k int, rc calib) []Hit {
 	// it, or empty (score 0), cannot enter. Testing s.score >= thr first
 	// keeps the loop's branch predictable once the heap is full.
 	h := make([]Hit, 0, k)
-	var thr float64
+	thr := floor
 	push := func(s accSlot) {
 		hit := Hit{Doc: s.doc, Score: s.score}
 		if len(h) < k {

@@ -300,7 +300,7 @@ func TestAccumGrows(t *testing.T) {
 		a.add(i*7919, 1, 0)
 		a.add(i*7919, 1, 0)
 	}
-	hits := a.top(0, calib{norm: 2, exp: 1})
+	hits := a.top(0, calib{norm: 2, exp: 1}, 0)
 	if len(hits) != 1000 {
 		t.Fatalf("got %d docs, want 1000", len(hits))
 	}
@@ -460,5 +460,143 @@ func TestCJKUnseenQueryIsWeak(t *testing.T) {
 	h := search(t, s, idx, "Docker 容器启动后立即退出怎么办？", 1)
 	if len(h) == 0 || h[0].Relevance < 0.5 || h[0].Relevance >= 1 {
 		t.Errorf("full match: %v, want relevance in [0.5, 1)", h)
+	}
+}
+
+// filterRel is Search's hits with Relevance ≥ min, at most k.
+func filterRel(hits []Hit, min float64, k int) []Hit {
+	var out []Hit
+	for _, h := range hits {
+		if h.Relevance >= min {
+			out = append(out, h)
+		}
+	}
+	if k > 0 && len(out) > k {
+		out = out[:k]
+	}
+	return out
+}
+
+func TestSearchMinSameAsFilteredSearch(t *testing.T) {
+	en, enQueries := randomCorpus(t, 600, 5)
+	zh, zhQueries := randomCJKCorpus(t, 400, 6)
+	// Exact: no budget, and every candidate that can pass is followed.
+	exact := DefaultParams()
+	exact.PostingBudget, exact.RescoreDepth = 0, 1<<20
+	ctx := context.Background()
+	for _, c := range []struct {
+		name    string
+		idx     *MemIndex
+		queries []string
+	}{{"english", en, enQueries}, {"cjk", zh, zhQueries}} {
+		{
+			s := NewScorer(NewAnalyzer(), exact)
+			pruned := 0
+			for _, q := range c.queries {
+				all := search(t, s, c.idx, q, 0)
+				for _, minRel := range []float64{0.05, 0.1, 0.2, 0.3, 0.5, 0.9} {
+					for _, k := range []int{0, 1, 5, 10} {
+						want := filterRel(all, minRel, k)
+						for _, src := range []Source{c.idx, postingsOnly{c.idx}} {
+							got, err := s.SearchMin(ctx, src, q, k, minRel)
+							if err != nil {
+								t.Fatal(err)
+							}
+							if !slices.Equal(got, want) {
+								t.Fatalf("%s %q min %.2f k=%d (%T): %v, want %v", c.name, q, minRel, k, src, got, want)
+							}
+						}
+						n := 0
+						s.SearchMin(ctx, &postingCounter{MemIndex: c.idx, n: &n}, q, k, minRel)
+						m := 0
+						s.Search(ctx, &postingCounter{MemIndex: c.idx, n: &m}, q, k)
+						if n > m {
+							t.Fatalf("%s %q min %.2f: read %d postings, Search reads %d", c.name, q, minRel, n, m)
+						}
+						if n < m {
+							pruned++
+						}
+					}
+				}
+			}
+			if pruned == 0 {
+				t.Errorf("%s: the floor never saved a posting; the pruning is not exercised", c.name)
+			}
+		}
+	}
+}
+
+func TestSearchMinOutOfReach(t *testing.T) {
+	idx := newIndex(t, filler()...)
+	s := NewScorer(NewAnalyzer(), DefaultParams())
+	// "water" matches, the other words match nothing: together they hold
+	// most of the query's weight, so no document can reach 0.5.
+	n := 0
+	hits, err := s.SearchMin(context.Background(), &postingCounter{MemIndex: idx, n: &n}, "water zzzunknown qqqnothing", 10, 0.5)
+	if err != nil || len(hits) != 0 || n != 0 {
+		t.Errorf("hits %v, err %v, %d postings read; want none, nothing read", hits, err, n)
+	}
+	if hits := search(t, s, idx, "water zzzunknown qqqnothing", 10); len(hits) == 0 {
+		t.Error("without a floor the query matches nothing; the test is vacuous")
+	}
+}
+
+// randomCJKCorpus builds n Chinese QAs over a small alphabet, so every
+// query matches many documents.
+func randomCJKCorpus(tb testing.TB, n int, seed uint64) (*MemIndex, []string) {
+	tb.Helper()
+	r := rand.New(rand.NewPCG(seed, 1))
+	chars := []rune("内存泄漏排查端口占用权限不足容器启动失败数据库连接超时缓存日志磁盘")
+	text := func(n int) string {
+		rs := make([]rune, n)
+		for i := range rs {
+			rs[i] = chars[r.IntN(len(chars))]
+		}
+		return string(rs)
+	}
+	idx := NewMemIndex(NewAnalyzer())
+	for i := range n {
+		idx.Add(uint64(i), text(4+r.IntN(8)), text(r.IntN(20)))
+	}
+	queries := make([]string, 30)
+	for i := range queries {
+		queries[i] = text(4 + r.IntN(10))
+	}
+	return idx, queries
+}
+
+// perTermIndex is a MemIndex asked for one deferred term at a time.
+type perTermIndex struct{ *MemIndex }
+
+func (perTermIndex) TermFreqsPerTerm() bool { return true }
+
+func TestSearchMinSameOnEveryRescorePath(t *testing.T) {
+	en, enQueries := randomCorpus(t, 600, 7)
+	zh, zhQueries := randomCJKCorpus(t, 400, 8)
+	p := DefaultParams()
+	p.RescoreDepth = 10 // the cap binds
+	s := NewScorer(NewAnalyzer(), p)
+	ctx := context.Background()
+	for _, c := range []struct {
+		idx     *MemIndex
+		queries []string
+	}{{en, enQueries}, {zh, zhQueries}} {
+		for _, q := range c.queries {
+			for _, minRel := range []float64{0.1, 0.2, 0.4} {
+				want, err := s.SearchMin(ctx, c.idx, q, 5, minRel)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, src := range []Source{perTermIndex{c.idx}, postingsOnly{c.idx}} {
+					got, err := s.SearchMin(ctx, src, q, 5, minRel)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Equal(got, want) {
+						t.Fatalf("%q min %.1f: %T %v, MemIndex %v", q, minRel, src, got, want)
+					}
+				}
+			}
+		}
 	}
 }

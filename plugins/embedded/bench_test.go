@@ -209,10 +209,15 @@ func BenchmarkSearchSynthetic(b *testing.B) {
 	for i := range queries {
 		queries[i] = syn.Query()
 	}
-	for _, mode := range []string{"per-op", "keep-open"} {
-		b.Run(mode, func(b *testing.B) {
+	// min=0.2 is what memex run and the service ask (min_score's
+	// default): the scorer skips what cannot pass.
+	for _, c := range []struct {
+		mode string
+		min  float64
+	}{{"per-op", 0}, {"keep-open", 0}, {"keep-open/min=0.2", core.DefaultMinScore}} {
+		b.Run(c.mode, func(b *testing.B) {
 			var opts []Option
-			if mode == "keep-open" {
+			if c.mode != "per-op" {
 				opts = append(opts, WithKeepOpen())
 			}
 			s, err := Open(path, opts...)
@@ -224,7 +229,7 @@ func BenchmarkSearchSynthetic(b *testing.B) {
 			defer reportRusage(b)()
 			i := 0
 			for b.Loop() {
-				if _, err := s.Search(b.Context(), core.SearchRequest{ProjectID: "bench", Query: queries[i%len(queries)], Limit: core.DefaultSearchLimit}); err != nil {
+				if _, err := s.Search(b.Context(), core.SearchRequest{ProjectID: "bench", Query: queries[i%len(queries)], Limit: core.DefaultSearchLimit, MinScore: c.min}); err != nil {
 					b.Fatal(err)
 				}
 				i++

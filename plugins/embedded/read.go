@@ -35,7 +35,9 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 	err := s.view(ctx, "search", func(tx *bolt.Tx) error {
 		ms = ms[:0]
 		k := max(4*req.Limit, minCandidates)
-		hits, err := s.scorer.Search(ctx, newSource(tx, visibleScopes(req.ProjectID)), req.Query, k)
+		// Rank drops matches below min_score: the scorer skips them (and
+		// the postings only they would need).
+		hits, err := s.scorer.SearchMin(ctx, newSource(tx, visibleScopes(req.ProjectID)), req.Query, k, req.MinScore)
 		if err != nil {
 			return err
 		}
@@ -44,9 +46,6 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 		rep := reputation{tx}
 		light := make([]core.Match, 0, len(hits))
 		for _, h := range hits {
-			if h.Relevance < req.MinScore {
-				continue // Rank would drop it
-			}
 			rv, err := getRankView(tx, h.Doc)
 			if err != nil {
 				return err

@@ -117,6 +117,9 @@ func TestSearchMatchesReference(t *testing.T) {
 	queries = append(queries, "absentword", recs[7].Question+" "+recs[8].Answer)
 	ref := packedSource{s: cached, owners: []string{p, core.GlobalProject}}
 	params := cached.scorer.Params()
+	deepParams := params
+	deepParams.RescoreDepth = 1 << 20
+	deep := retrieval.NewScorer(retrieval.NewAnalyzer(), deepParams)
 	for _, budget := range []bool{false, true} {
 		sc := cached.scorer
 		if budget { // force the rescoring of common terms through TermFreqs
@@ -140,6 +143,42 @@ func TestSearchMatchesReference(t *testing.T) {
 				}
 				if diff := cmp.Diff(want, got); diff != "" {
 					t.Fatalf("budget=%v round %d %q: hits differ (-reference +store):\n%s", budget, round, q, diff)
+				}
+				if budget {
+					continue
+				}
+				// With a relevance floor, the common terms are scored one at
+				// a time through TermFreqs, candidates dropped in between:
+				// the same hits as the reference's term-by-term postings,
+				// and, with every candidate followed, the full search's
+				// hits above the floor.
+				for _, floor := range []float64{0.1, 0.2, 0.35} {
+					for _, sc := range []*retrieval.Scorer{sc, deep} {
+						got, err := sc.SearchMin(ctx, src, q, 50, floor)
+						if err != nil {
+							t.Fatal(err)
+						}
+						want, err := sc.SearchMin(ctx, ref, q, 50, floor)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if diff := cmp.Diff(want, got); diff != "" {
+							t.Fatalf("round %d %q min %.2f depth %d: hits differ (-reference +store):\n%s", round, q, floor, sc.Params().RescoreDepth, diff)
+						}
+					}
+					got, err := deep.SearchMin(ctx, src, q, 50, floor)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var want []retrieval.Hit
+					for _, h := range all(t, deep, ref, q) {
+						if h.Relevance >= floor && len(want) < 50 {
+							want = append(want, h)
+						}
+					}
+					if diff := cmp.Diff(want, got); diff != "" {
+						t.Fatalf("round %d %q min %.2f: hits differ (-full search +store):\n%s", round, q, floor, diff)
+					}
 				}
 			}
 		}
@@ -169,4 +208,13 @@ func TestSearchMatchesReference(t *testing.T) {
 			}
 		}
 	}
+}
+
+func all(t *testing.T, sc *retrieval.Scorer, src retrieval.Source, q string) []retrieval.Hit {
+	t.Helper()
+	hits, err := sc.Search(t.Context(), src, q, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hits
 }

@@ -126,6 +126,10 @@ func (src *source) TermFreqs(ctx context.Context, docs []uint64, terms []string,
 	return nil
 }
 
+// TermFreqsPerTerm implements retrieval.TermFreqsPerTerm: TermFreqs walks
+// one posting list per term.
+func (src *source) TermFreqsPerTerm() bool { return true }
+
 // walkCandidates calls fn with the index in cands (sorted, one scope: the
 // low 32 bits are the scope's doc ids) and the term frequency of each
 // candidate l holds: a galloping search from one candidate to the next, so
@@ -675,8 +679,11 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 	if err != nil {
 		return nil, s.wrap(ctx, op, err)
 	}
+	// Only matches at or above min_score survive Rank: the scorer skips
+	// the rest (and the postings only they would need), and their records
+	// are never read.
 	k := max(4*req.Limit, searchMinCandidates)
-	hits, err := s.scorer.Search(ctx, src, req.Query, k)
+	hits, err := s.scorer.SearchMin(ctx, src, req.Query, k, req.MinScore)
 	if err != nil {
 		return nil, s.wrap(ctx, op, err)
 	}
