@@ -25,7 +25,43 @@ type indexCache struct {
 	mu     sync.Mutex
 	bytes  int64
 	owners map[string]*ownerCache
+	// empty holds the owners last seen never written (no index version,
+	// no documents): a search reads no lists of theirs, only their stats,
+	// which tell when that changes. Such an owner has no version to cache
+	// anything under, and the global project of a team that does not use
+	// it stays so.
+	empty map[string]bool
 }
+
+// isEmpty reports whether owner was last seen never written.
+func (c *indexCache) isEmpty(owner string) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.empty[owner]
+}
+
+// setEmpty records whether owner was seen never written.
+func (c *indexCache) setEmpty(owner string, empty bool) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !empty {
+		delete(c.empty, owner)
+		return
+	}
+	if len(c.empty) >= maxEmptyOwners {
+		clear(c.empty)
+	}
+	c.empty[owner] = true
+}
+
+// maxEmptyOwners bounds indexCache.empty (searches may name any project).
+const maxEmptyOwners = 4096
 
 type ownerCache struct {
 	iv    string
@@ -38,7 +74,7 @@ func newIndexCache(max int64) *indexCache {
 	if max <= 0 {
 		return nil
 	}
-	return &indexCache{max: max, owners: map[string]*ownerCache{}}
+	return &indexCache{max: max, owners: map[string]*ownerCache{}, empty: map[string]bool{}}
 }
 
 // ivOf returns the version the owner's cached data holds ("" none).

@@ -142,3 +142,53 @@ func TestHeadMemoBound(t *testing.T) {
 	off.put([]*stored{head("a")})
 	off.get([]string{"p"}, []string{"a"}, []string{raw}, out[:1])
 }
+
+// TestIndexCacheSeesFirstWrite: a reader that searched a project and the
+// global project while both were never written (and so reads no lists of
+// theirs) finds another process's first QA in each at its next search.
+func TestIndexCacheSeesFirstWrite(t *testing.T) {
+	url, prefix := redistest.URL(t), redistest.Prefix(t)
+	open := func() *Store {
+		s, err := Open(t.Context(), url, WithPrefix(prefix))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	reader, writer := open(), open()
+	ctx := t.Context()
+	const p = "first"
+	search := func() []string {
+		t.Helper()
+		ms, err := reader.Search(ctx, core.SearchRequest{ProjectID: p, Query: "walrus tusk", Limit: 10, MinScore: 0.01})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids(ms)
+	}
+	for range 2 {
+		if got := search(); len(got) != 0 {
+			t.Fatalf("empty store: search = %v", got)
+		}
+	}
+	if !reader.cache.isEmpty(p) || !reader.cache.isEmpty(core.GlobalProject) {
+		t.Fatal("the reader does not know the project and global are empty; the path under test is not taken")
+	}
+	var want []string
+	for _, project := range []string{core.GlobalProject, p} {
+		res, err := writer.RecordCandidate(ctx, core.CandidateRequest{ProjectID: project, Question: "why does the walrus lose a tusk in " + project, Answer: "walrus tusks break"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, res.QAID)
+		if got := search(); !slices.Equal(sorted(got), sorted(want)) {
+			t.Fatalf("after another process wrote %s: search = %v, want %v", project, got, want)
+		}
+	}
+	if reader.cache.isEmpty(p) || reader.cache.isEmpty(core.GlobalProject) {
+		t.Error("written owners are still marked empty")
+	}
+}
+
+func sorted(s []string) []string { return slices.Sorted(slices.Values(s)) }

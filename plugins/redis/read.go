@@ -202,7 +202,11 @@ func (c *termCmds) read() (map[string]*plist, error) {
 // with the owner's index version, and the lists the cache does not hold
 // at the version it holds.
 type scopeCmds struct {
-	sc     *scope
+	sc *scope
+	// empty: the owner was last seen never written, so no lists were
+	// asked for; terms are the query's, to read if that changed.
+	empty  bool
+	terms  []string
 	guess  string            // the cached version the cached lists are of
 	cached map[string]*plist // term → list taken from the cache
 	stats  *redis.SliceCmd
@@ -213,10 +217,18 @@ type scopeCmds struct {
 func (s *Store) queueScope(ctx context.Context, pipe redis.Pipeliner, sc *scope, terms []string) *scopeCmds {
 	c := &scopeCmds{sc: sc, cached: make(map[string]*plist, len(terms))}
 	c.stats = pipe.HMGet(ctx, s.k.stats(sc.owner), "n:"+sc.name, "q:"+sc.name, "a:"+sc.name, "iv")
+	if s.cache.isEmpty(sc.owner) {
+		c.empty, c.terms, c.tc = true, terms, &termCmds{}
+		return c
+	}
 	var fetch []string
 	c.guess, fetch = s.cache.postings(sc.owner, sc.name, terms, c.cached)
 	c.tc = s.queueTerms(ctx, pipe, sc, fetch)
-	c.ivEnd = s.queueIV(ctx, pipe, sc.owner)
+	if len(fetch) > 0 {
+		// (Without lists to read, the stats and the version come from
+		// one command: nothing to bracket.)
+		c.ivEnd = s.queueIV(ctx, pipe, sc.owner)
+	}
 	return c
 }
 
@@ -261,8 +273,26 @@ func (s *Store) fill(c *scopeCmds) (stale []string, err error) {
 	}
 	sc := c.sc
 	iv, _ := vals[3].(string)
-	sc.iv = stableIV(iv, c.ivEnd)
+	if len(c.tc.terms) > 0 {
+		sc.iv = stableIV(iv, c.ivEnd)
+	} else if s.cache != nil {
+		sc.iv = iv
+	}
 	sc.docs, sc.lens = nums[0], [retrieval.NumFields]int64{nums[1], nums[2]}
+	// Never written: no lists (the stats and the version come from one
+	// command, so they agree).
+	never := iv == "" && sc.docs == 0
+	if c.empty {
+		s.cache.setEmpty(sc.owner, never)
+		sc.iv, sc.lists = iv, map[string]*plist{}
+		if never {
+			return nil, nil
+		}
+		return c.terms, nil // written since it was seen so: read every list
+	}
+	if never {
+		s.cache.setEmpty(sc.owner, true)
+	}
 	read, err := c.tc.read()
 	if err != nil {
 		return nil, err
