@@ -49,9 +49,12 @@ func BenchmarkSearch(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		p    func() retrieval.Params
+		min  float64
 	}{
-		{"default", retrieval.DefaultParams},
-		{"exact", func() retrieval.Params { p := retrieval.DefaultParams(); p.PostingBudget = 0; return p }},
+		{"default", retrieval.DefaultParams, 0},
+		{"exact", func() retrieval.Params { p := retrieval.DefaultParams(); p.PostingBudget = 0; return p }, 0},
+		// What memex run and the service ask: min_score's default.
+		{"min=0.2", retrieval.DefaultParams, 0.2},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			s := retrieval.NewScorer(a, bc.p())
@@ -59,7 +62,7 @@ func BenchmarkSearch(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				if _, err := s.Search(ctx, idx, queries[i%len(queries)], 10); err != nil {
+				if _, err := s.SearchMin(ctx, idx, queries[i%len(queries)], 10, bc.min); err != nil {
 					b.Fatal(err)
 				}
 				i++
