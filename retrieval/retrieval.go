@@ -64,6 +64,15 @@
 // it; the cost of a search is then bounded whatever the corpus size.
 // DefaultParams' budget leaves the ranking exact on corpora up to tens of
 // thousands of documents.
+//
+// SearchMin takes the relevance floor the caller will apply anyway
+// (min_score): a document matching only terms whose weights sum below the
+// floor's score cannot pass, so the commonest such terms are deferred like
+// budget-deferred ones, and while the deferred terms are scored (one at a
+// time on a Source that walks a list per term, TermFreqsPerTerm) the
+// candidates that can no longer pass or reach the top k are dropped
+// (MaxScore). Long prompts gain most: their many common words weigh
+// little against the floor.
 package retrieval
 
 import (

@@ -214,10 +214,10 @@ func runService(args []string, out io.Writer) error {
 			}
 			bareRuns, svcRuns = append(bareRuns, b), append(svcRuns, s)
 			if *onlyService {
-				fmt.Fprintf(out, "round %d: service %.0f req/s (p50 %s, p99 %s, %s CPU/req)\n", r+1, s.rate(), s.pct(0.50), s.pct(0.99), s.cpuPerReq())
+				fmt.Fprintf(out, "round %d: service %.0f req/s (p50 %s, p99 %s, %s CPU/req, steal %.0f %%)\n", r+1, s.rate(), s.pct(0.50), s.pct(0.99), s.cpuPerReq(), s.stealPct())
 			} else {
-				fmt.Fprintf(out, "round %d: bare %.0f req/s (p99 %s, %s CPU/req), service %.0f req/s (p50 %s, p99 %s, %s CPU/req), ratio %.1f %%\n",
-					r+1, b.rate(), b.pct(0.99), b.cpuPerReq(), s.rate(), s.pct(0.50), s.pct(0.99), s.cpuPerReq(), 100*s.rate()/b.rate())
+				fmt.Fprintf(out, "round %d: bare %.0f req/s (p99 %s, %s CPU/req, steal %.0f %%), service %.0f req/s (p50 %s, p99 %s, %s CPU/req, steal %.0f %%), ratio %.1f %%\n",
+					r+1, b.rate(), b.pct(0.99), b.cpuPerReq(), b.stealPct(), s.rate(), s.pct(0.50), s.pct(0.99), s.cpuPerReq(), s.stealPct(), 100*s.rate()/b.rate())
 			}
 		}
 	}
@@ -230,7 +230,7 @@ func runService(args []string, out io.Writer) error {
 				return fmt.Errorf("open-loop round %d: %w", r+1, err)
 			}
 			open = append(open, o)
-			fmt.Fprintf(out, "open loop round %d: %.0f req/s offered, %.0f done (p50 %s, p99 %s)\n", r+1, *openRate, o.rate(), o.pct(0.50), o.pct(0.99))
+			fmt.Fprintf(out, "open loop round %d: %.0f req/s offered, %.0f done (p50 %s, p99 %s, steal %.0f %%)\n", r+1, *openRate, o.rate(), o.pct(0.50), o.pct(0.99), o.stealPct())
 		}
 	}
 
@@ -274,8 +274,8 @@ func runService(args []string, out io.Writer) error {
 		if val.mismatches > 0 {
 			exact = fmt.Sprintf("**%d QAs wrong**", val.mismatches)
 		}
-		fmt.Fprintf(out, "| `POST /v1/qa/validate`, %d clients, %d QAs | ≥ 5,000/s, exact counters | **%.0f /s** (%d acknowledged, %d errors; p99 %s; %s CPU/req; counters %s) |\n",
-			*conc, val.qas, val.rate(), val.acked, val.errors, val.p.pct(0.99), val.p.cpuPerReq(), exact)
+		fmt.Fprintf(out, "| `POST /v1/qa/validate`, %d clients, %d QAs | ≥ 5,000/s, exact counters | **%.0f /s** (%d acknowledged, %d errors; p99 %s; %s CPU/req; counters %s; steal %.0f %%) |\n",
+			*conc, val.qas, val.rate(), val.acked, val.errors, val.p.pct(0.99), val.p.cpuPerReq(), exact, val.p.stealPct())
 	}
 	fmt.Fprintf(out, "| Redis memory per QA (MEMORY USAGE of the prefix's %d index and record keys) | ≤ 3× raw (%.0f B) | **%.0f B/QA = %.2f×** the raw question+answer bytes |\n",
 		keysN, 3*float64(rawBytes)/float64(*n), float64(memUsage)/float64(*n), float64(memUsage)/float64(rawBytes))
@@ -484,6 +484,7 @@ type phase struct {
 	elapsed time.Duration
 	errors  int64
 	cpu     time.Duration // this process's CPU time (client and servers)
+	steal   int64         // the machine's stolen CPU time (stealTicks)
 }
 
 // cpuPerReq is the process's CPU time per completed request: less
@@ -501,6 +502,32 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// stealTicks is the CPU time the hypervisor has taken from this machine so
+// far (the steal column of /proc/stat's cpu line), in clock ticks (1/100
+// s); 0 where unknown. On a shared VM it explains throughput that moves
+// while CPU per request does not.
+func stealTicks() int64 {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0
+	}
+	n, _ := strconv.ParseInt(f[8], 10, 64)
+	return n
+}
+
+// stealPct is the share of the machine's CPU time stolen during the phase.
+func (p phase) stealPct() float64 {
+	if p.elapsed <= 0 {
+		return 0
+	}
+	return 100 * float64(p.steal) / 100 / (p.elapsed.Seconds() * float64(runtime.NumCPU()))
 }
 
 func (p phase) rate() float64 { return float64(len(p.lat)) / p.elapsed.Seconds() }
@@ -576,7 +603,7 @@ func runLoadFrom(conc int, d time.Duration, begin func(w, i int) time.Time, do f
 		first   error
 	)
 	start := time.Now()
-	cpu0 := processCPU()
+	cpu0, steal0 := processCPU(), stealTicks()
 	deadline := start.Add(d)
 	for w := range conc {
 		wg.Add(1)
@@ -608,7 +635,7 @@ func runLoadFrom(conc int, d time.Duration, begin func(w, i int) time.Time, do f
 		}()
 	}
 	wg.Wait()
-	p := phase{lat: all, elapsed: time.Since(start), errors: errs.Load(), cpu: processCPU() - cpu0}
+	p := phase{lat: all, elapsed: time.Since(start), errors: errs.Load(), cpu: processCPU() - cpu0, steal: stealTicks() - steal0}
 	slices.Sort(p.lat)
 	if p.errors > 0 && float64(p.errors) > 0.01*float64(len(p.lat)+int(p.errors)) {
 		return p, fmt.Errorf("%d of %d requests failed, first: %w", p.errors, int64(len(p.lat))+p.errors, first)
