@@ -17,17 +17,14 @@ import (
 // snapshot never matches data cached from a newer one. Records (trust
 // state changes on every validation) are never cached.
 //
-// The cache is bounded by bytes, in two generations: when the current one
-// holds half the bound it becomes the old one and the old one is dropped; a
-// hit in the old one moves to the current one. What searches keep using
-// stays; a corpus whose hot lists outgrow the bound loses its coldest half,
-// not everything at once.
+// The cache is bounded by bytes; past the bound it is emptied (simple, and
+// the next searches refill what is hot).
 type indexCache struct {
 	max int64
 
-	mu       sync.Mutex
-	bytes    int64                  // held by cur
-	cur, old map[string]*ownerCache // owner → its data at one version
+	mu     sync.Mutex
+	bytes  int64
+	owners map[string]*ownerCache
 	// empty holds the owners last seen never written (no index version,
 	// no documents): a search reads no lists of theirs, only their stats,
 	// which tell when that changes. Such an owner has no version to cache
@@ -77,7 +74,7 @@ func newIndexCache(max int64) *indexCache {
 	if max <= 0 {
 		return nil
 	}
-	return &indexCache{max: max, cur: map[string]*ownerCache{}, old: map[string]*ownerCache{}, empty: map[string]bool{}}
+	return &indexCache{max: max, owners: map[string]*ownerCache{}, empty: map[string]bool{}}
 }
 
 // ivOf returns the version the owner's cached data holds ("" none).
@@ -87,28 +84,10 @@ func (c *indexCache) ivOf(owner string) string {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if oc := c.cur[owner]; oc != nil {
-		return oc.iv
-	}
-	if oc := c.old[owner]; oc != nil {
+	if oc := c.owners[owner]; oc != nil {
 		return oc.iv
 	}
 	return ""
-}
-
-// gens returns the owner's data in the current and the old generation at
-// version iv (nil where there is none). c.mu must be held.
-func (c *indexCache) gens(owner, iv string) (cur, old *ownerCache) {
-	if iv == "" {
-		return nil, nil
-	}
-	if oc := c.cur[owner]; oc != nil && oc.iv == iv {
-		cur = oc
-	}
-	if oc := c.old[owner]; oc != nil && oc.iv == iv {
-		old = oc
-	}
-	return cur, old
 }
 
 // postings moves the cached lists of terms in scope into out, and returns
@@ -119,59 +98,35 @@ func (c *indexCache) postings(owner, scope string, terms []string, out map[strin
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if oc := c.cur[owner]; oc != nil {
-		iv = oc.iv
-	} else if oc := c.old[owner]; oc != nil {
-		iv = oc.iv
-	} else {
+	oc := c.owners[owner]
+	if oc == nil {
 		return "", terms
 	}
-	cur, old := c.gens(owner, iv)
-	var moved map[string]*plist
+	lists := oc.posts[scope]
 	for _, t := range terms {
-		if cur != nil {
-			if l, ok := cur.posts[scope][t]; ok {
-				out[t] = l
-				continue
-			}
+		if l, ok := lists[t]; ok {
+			out[t] = l
+		} else {
+			missing = append(missing, t)
 		}
-		if old != nil {
-			if l, ok := old.posts[scope][t]; ok {
-				out[t] = l
-				if moved == nil {
-					moved = map[string]*plist{}
-				}
-				moved[t] = l
-				delete(old.posts[scope], t)
-				continue
-			}
-		}
-		missing = append(missing, t)
 	}
-	if len(moved) > 0 {
-		c.putPostingsLocked(owner, iv, scope, moved)
-	}
-	return iv, missing
+	return oc.iv, missing
 }
 
-// at returns the owner's current-generation cache for version iv,
-// replacing data of another version (in both generations); nil when iv is
-// empty (data written before versions existed: not cached). c.mu must be
-// held.
+// at returns the owner's cache for version iv, replacing an older one;
+// nil when iv is empty (data written before versions existed: not cached).
+// c.mu must be held.
 func (c *indexCache) at(owner, iv string) *ownerCache {
 	if iv == "" {
 		return nil
 	}
-	if oc := c.old[owner]; oc != nil && oc.iv != iv {
-		delete(c.old, owner)
-	}
-	oc := c.cur[owner]
+	oc := c.owners[owner]
 	if oc == nil || oc.iv != iv {
 		if oc != nil {
 			c.bytes -= oc.size()
 		}
 		oc = &ownerCache{iv: iv, posts: map[string]map[string]*plist{}, lens: map[uint64]string{}, docs: map[uint64]string{}}
-		c.cur[owner] = oc
+		c.owners[owner] = oc
 	}
 	return oc
 }
@@ -192,12 +147,12 @@ func (oc *ownerCache) size() int64 {
 	return n
 }
 
-// grow accounts n more bytes to the current generation and turns the
-// generations over when it holds half the bound. c.mu must be held.
+// grow accounts n more bytes and empties the cache past its bound.
+// c.mu must be held.
 func (c *indexCache) grow(n int64) {
 	c.bytes += n
-	if c.bytes > c.max/2 {
-		c.old, c.cur = c.cur, map[string]*ownerCache{}
+	if c.bytes > c.max {
+		clear(c.owners)
 		c.bytes = 0
 	}
 }
@@ -209,10 +164,6 @@ func (c *indexCache) putPostings(owner, iv, scope string, lists map[string]*plis
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.putPostingsLocked(owner, iv, scope, lists)
-}
-
-func (c *indexCache) putPostingsLocked(owner, iv, scope string, lists map[string]*plist) {
 	oc := c.at(owner, iv)
 	have := oc.posts[scope]
 	if have == nil {
@@ -237,49 +188,20 @@ func (c *indexCache) lensBuckets(owner, iv string, want []uint64) (map[uint64]st
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cur, old := c.gens(owner, iv)
-	if cur == nil && old == nil {
+	oc := c.owners[owner]
+	if oc == nil || oc.iv != iv {
 		return nil, want
 	}
 	got := map[uint64]string{}
 	var missing []uint64
-	var moved map[uint64]string
 	for _, n := range want {
-		v, ok, fromOld := lookup(cur, old, func(oc *ownerCache) map[uint64]string { return oc.lens }, n)
-		switch {
-		case !ok:
+		if v, ok := oc.lens[n]; ok {
+			got[n] = v
+		} else {
 			missing = append(missing, n)
-			continue
-		case fromOld:
-			if moved == nil {
-				moved = map[uint64]string{}
-			}
-			moved[n] = v
 		}
-		got[n] = v
-	}
-	if len(moved) > 0 {
-		c.grow(addNew(c.at(owner, iv).lens, moved))
 	}
 	return got, missing
-}
-
-// lookup finds key in the map m picks of cur, then of old (either may be
-// nil); an entry found in old is removed from it, for the caller to put in
-// the current generation.
-func lookup(cur, old *ownerCache, m func(*ownerCache) map[uint64]string, key uint64) (v string, ok, fromOld bool) {
-	if cur != nil {
-		if v, ok = m(cur)[key]; ok {
-			return v, true, false
-		}
-	}
-	if old != nil {
-		if v, ok = m(old)[key]; ok {
-			delete(m(old), key)
-			return v, true, true
-		}
-	}
-	return "", false, false
 }
 
 func (c *indexCache) putLens(owner, iv string, buckets map[uint64]string) {
@@ -300,11 +222,11 @@ func (c *indexCache) docs(owners, ivs []string, docs []uint64, entries []string,
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, owner := range owners {
-		cur, old := c.gens(owner, ivs[i])
-		v, ok, fromOld := lookup(cur, old, func(oc *ownerCache) map[uint64]string { return oc.docs }, docs[i])
-		entries[i], known[i] = v, ok
-		if fromOld {
-			c.grow(addNew(c.at(owner, ivs[i]).docs, map[uint64]string{docs[i]: v}))
+		if ivs[i] == "" {
+			continue
+		}
+		if oc := c.owners[owner]; oc != nil && oc.iv == ivs[i] {
+			entries[i], known[i] = oc.docs[docs[i]]
 		}
 	}
 }

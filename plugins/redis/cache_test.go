@@ -1,7 +1,6 @@
 package redisstore
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"testing"
@@ -110,57 +109,6 @@ func TestIndexCacheBound(t *testing.T) {
 	if iv, missing := off.postings("p", ownScope, []string{"a"}, got); iv != "" || len(missing) != 1 || len(got) != 0 || off.ivOf("p") != "" {
 		t.Error("a nil cache answered")
 	}
-}
-
-// TestIndexCacheKeepsHotLists: past its bound the cache drops its coldest
-// generation, not everything: a list every search uses survives any number
-// of turnovers, and the two generations together stay within the bound.
-func TestIndexCacheKeepsHotLists(t *testing.T) {
-	list := func() *plist { return &plist{docs: make([]uint32, 100), tfs: make([]retrieval.TF, 100)} }
-	c := newIndexCache(20_000)
-	c.putPostings("p", "v1", ownScope, map[string]*plist{"hot": list()})
-	c.putLens("p", "v1", map[uint64]string{7: "lens"})
-	turnovers := 0
-	for i := range 500 {
-		before := c.old
-		c.putPostings("p", "v1", ownScope, map[string]*plist{"cold" + strconv.Itoa(i): list()})
-		c.putDocs("p", "v1", map[uint64]string{uint64(1000 + i): "entry"})
-		if !sameMap(before, c.old) {
-			turnovers++
-		}
-		got := map[string]*plist{}
-		if iv, missing := c.postings("p", ownScope, []string{"hot"}, got); iv != "v1" || len(missing) != 0 || got["hot"] == nil {
-			t.Fatalf("after %d puts: the hot list was dropped (iv %q, missing %v)", i, iv, missing)
-		}
-		if got, missing := c.lensBuckets("p", "v1", []uint64{7}); len(missing) != 0 || got[7] != "lens" {
-			t.Fatalf("after %d puts: the hot lens bucket was dropped", i)
-		}
-		var held int64
-		for _, gen := range []map[string]*ownerCache{c.cur, c.old} {
-			for _, oc := range gen {
-				held += oc.size()
-			}
-		}
-		if held > c.max {
-			t.Fatalf("after %d puts: the cache holds %d bytes, bound %d", i, held, c.max)
-		}
-	}
-	if turnovers < 5 {
-		t.Fatalf("%d turnovers: the bound was never reached often; the test is vacuous", turnovers)
-	}
-	// A cold list is gone after two turnovers, and a new version replaces
-	// both generations' data.
-	if _, missing := c.postings("p", ownScope, []string{"cold0"}, map[string]*plist{}); len(missing) != 1 {
-		t.Error("the coldest list survived")
-	}
-	c.putPostings("p", "v2", ownScope, map[string]*plist{"x": list()})
-	if iv, missing := c.postings("p", ownScope, []string{"hot"}, map[string]*plist{}); iv != "v2" || len(missing) != 1 {
-		t.Errorf("after a new version: iv %q, missing %v; want v2 and the old hot list gone", iv, missing)
-	}
-}
-
-func sameMap(a, b map[string]*ownerCache) bool {
-	return len(a) == len(b) && (len(a) == 0 || fmt.Sprintf("%p", a) == fmt.Sprintf("%p", b))
 }
 
 // TestHeadMemoBound: the head memo keeps at most two generations of max/2
