@@ -214,13 +214,19 @@ func randomCorpus(tb testing.TB, n int, seed uint64) (*MemIndex, []string) {
 		}
 		return strings.Join(ws, " ")
 	}
+	return indexRandom(r, text, n, [2]int{3, 6}, 30, 50, [2]int{2, 8})
+}
+
+// indexRandom indexes n QAs drawn by text (questions of q[0]+rand(q[1])
+// tokens, answers of rand(a)) and returns nq queries of qq[0]+rand(qq[1]).
+func indexRandom(r *rand.Rand, text func(int) string, n int, q [2]int, a, nq int, qq [2]int) (*MemIndex, []string) {
 	idx := NewMemIndex(NewAnalyzer())
 	for i := range n {
-		idx.Add(uint64(i), text(3+r.IntN(6)), text(r.IntN(30)))
+		idx.Add(uint64(i), text(q[0]+r.IntN(q[1])), text(r.IntN(a)))
 	}
-	queries := make([]string, 50)
+	queries := make([]string, nq)
 	for i := range queries {
-		queries[i] = text(2 + r.IntN(8))
+		queries[i] = text(qq[0] + r.IntN(qq[1]))
 	}
 	return idx, queries
 }
@@ -375,22 +381,9 @@ func TestSearchMemIndexFastPathSameAsPostings(t *testing.T) {
 func TestSearchTopKMatchesFullRankingCJK(t *testing.T) {
 	// Many documents share characters with every query, so the exact path
 	// coordinates only the scores that can reach the top k.
-	r := rand.New(rand.NewPCG(4, 1))
-	chars := []rune("内存泄漏排查端口占用权限不足容器启动失败数据库连接超时缓存日志磁盘")
-	text := func(n int) string {
-		rs := make([]rune, n)
-		for i := range rs {
-			rs[i] = chars[r.IntN(len(chars))]
-		}
-		return string(rs)
-	}
-	idx := NewMemIndex(NewAnalyzer())
-	for i := range 400 {
-		idx.Add(uint64(i), text(4+r.IntN(8)), text(r.IntN(20)))
-	}
+	idx, queries := randomCJKCorpus(t, 400, 4)
 	s := NewScorer(NewAnalyzer(), DefaultParams())
-	for range 30 {
-		q := text(4 + r.IntN(10))
+	for _, q := range queries {
 		all := search(t, s, idx, q, 0)
 		if len(all) < 100 {
 			t.Fatalf("%q matches %d documents; the test wants many", q, len(all))
@@ -554,15 +547,7 @@ func randomCJKCorpus(tb testing.TB, n int, seed uint64) (*MemIndex, []string) {
 		}
 		return string(rs)
 	}
-	idx := NewMemIndex(NewAnalyzer())
-	for i := range n {
-		idx.Add(uint64(i), text(4+r.IntN(8)), text(r.IntN(20)))
-	}
-	queries := make([]string, 30)
-	for i := range queries {
-		queries[i] = text(4 + r.IntN(10))
-	}
-	return idx, queries
+	return indexRandom(r, text, n, [2]int{4, 8}, 20, 30, [2]int{4, 10})
 }
 
 // perTermIndex is a MemIndex asked for one deferred term at a time.
