@@ -147,7 +147,7 @@ func (s *Scorer) Search(ctx context.Context, src Source, query string, k int) ([
 }
 
 // SearchMin is Search restricted to the documents whose Relevance is at
-// least minRelevance: the k best of them. A document that matches only
+// least minRelevance (≤ 0 or NaN: no floor): the k best of them. A document that matches only
 // query terms whose weights sum below the floor's score cannot reach it
 // (every term adds less than its weight), so the postings of the
 // commonest terms whose weights together stay under it are not read:
@@ -160,6 +160,9 @@ func (s *Scorer) Search(ctx context.Context, src Source, query string, k int) ([
 func (s *Scorer) SearchMin(ctx context.Context, src Source, query string, k int, minRelevance float64) ([]Hit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if !(minRelevance > 0) { // (NaN too)
+		minRelevance = 0
 	}
 	terms := dedupe(s.a.Terms(query))
 	if len(terms) == 0 {

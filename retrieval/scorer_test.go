@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -514,6 +515,22 @@ func TestSearchMinSameAsFilteredSearch(t *testing.T) {
 			}
 			if pruned == 0 {
 				t.Errorf("%s: the floor never saved a posting; the pruning is not exercised", c.name)
+			}
+		}
+	}
+}
+
+func TestSearchMinNoFloor(t *testing.T) {
+	idx, queries := randomCorpus(t, 300, 9)
+	p := DefaultParams()
+	p.PostingBudget, p.RescoreDepth = 50, 10 // the deferred path too
+	s := NewScorer(NewAnalyzer(), p)
+	for _, q := range queries {
+		want := search(t, s, idx, q, 10)
+		for _, floor := range []float64{0, -1, math.NaN()} {
+			got, err := s.SearchMin(context.Background(), idx, q, 10, floor)
+			if err != nil || !slices.Equal(got, want) {
+				t.Fatalf("%q min %v: %v (err %v), want Search's %v", q, floor, got, err, want)
 			}
 		}
 	}
