@@ -69,7 +69,7 @@ func DefaultParams() Params {
 		B:               0.75,
 		FieldWeight:     [NumFields]float64{2, 0.3},
 		FieldB:          [NumFields]float64{0, 0.9},
-		PostingBudget:   8192,
+		PostingBudget:   4096,
 		RescoreDepth:    100,
 		IDFExponent:     0.8,
 		CJKBigramWeight: 0.5,
