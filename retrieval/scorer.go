@@ -315,21 +315,7 @@ func (s *Scorer) SearchMin(ctx context.Context, src Source, query string, k int,
 		if k > 0 && len(cands) > k && coord == 0 {
 			need = max(need, kthScore(cands, k))
 		}
-		bound := sumIDF(qts[i:])
-		j := 0
-		for i, c := range cands {
-			if c.Score+bound >= need {
-				cands[j] = c
-				if covs != nil {
-					covs[j] = covs[i]
-				}
-				j++
-			}
-		}
-		cands = cands[:j]
-		if covs != nil {
-			covs = covs[:j]
-		}
+		cands, covs = prune(cands, covs, sumIDF(qts[i:]), need)
 		if len(cands) == 0 {
 			return nil, nil
 		}
@@ -357,6 +343,25 @@ func (s *Scorer) SearchMin(ctx context.Context, src Source, query string, k int,
 		cands = cands[:k]
 	}
 	return cands, nil
+}
+
+// prune keeps the hits (and their covs, when not nil) that can still reach
+// need with bound more to come.
+func prune(hits []Hit, covs []float64, bound, need float64) ([]Hit, []float64) {
+	j := 0
+	for i, h := range hits {
+		if h.Score+bound >= need {
+			hits[j] = h
+			if covs != nil {
+				covs[j] = covs[i]
+			}
+			j++
+		}
+	}
+	if covs != nil {
+		covs = covs[:j]
+	}
+	return hits[:j], covs
 }
 
 // sortByDoc sorts hits by Doc, and covs (when not nil) along.

@@ -238,10 +238,9 @@ func BenchmarkSearchSynthetic(b *testing.B) {
 	}
 }
 
-// BenchmarkValidateSynthetic measures one per-operation validation (a
-// read-write open, one transaction, a commit) on the 100k synthetic store
-// of BenchmarkSearchSynthetic, which must exist in $MEMEX_BENCH_DIR.
-func BenchmarkValidateSynthetic(b *testing.B) {
+// openSynthetic opens the 100k synthetic store BenchmarkSearchSynthetic
+// leaves in $MEMEX_BENCH_DIR (skipping without it), closed at the end of b.
+func openSynthetic(b *testing.B) *Store {
 	dir := os.Getenv(benchDirEnv)
 	path := filepath.Join(dir, "synthetic-100000.db")
 	if _, err := os.Stat(path); dir == "" || err != nil {
@@ -251,7 +250,15 @@ func BenchmarkValidateSynthetic(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close()
+	b.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// BenchmarkValidateSynthetic measures one per-operation validation (a
+// read-write open, one transaction, a commit) on the 100k synthetic store
+// of BenchmarkSearchSynthetic, which must exist in $MEMEX_BENCH_DIR.
+func BenchmarkValidateSynthetic(b *testing.B) {
+	s := openSynthetic(b)
 	ctx := core.WithPrincipal(b.Context(), core.Principal{ID: "bench"})
 	b.ReportAllocs()
 	defer reportRusage(b)()
@@ -271,16 +278,7 @@ func BenchmarkValidateSynthetic(b *testing.B) {
 // run's hit and validation of a shown QA, and a run's new candidate (its
 // duplicate check included).
 func BenchmarkRecordRunSynthetic(b *testing.B) {
-	dir := os.Getenv(benchDirEnv)
-	path := filepath.Join(dir, "synthetic-100000.db")
-	if _, err := os.Stat(path); dir == "" || err != nil {
-		b.Skip("run BenchmarkSearchSynthetic with " + benchDirEnv + " set first")
-	}
-	s, err := Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
+	s := openSynthetic(b)
 	ctx := b.Context()
 	b.Run("validation+hit", func(b *testing.B) {
 		b.ReportAllocs()
