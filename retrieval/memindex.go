@@ -168,9 +168,12 @@ func (m *MemIndex) Postings(ctx context.Context, term string, fn func(Posting) b
 	return nil
 }
 
-// scanPostings calls fn with the postings of term (under the read lock; fn
-// must not keep the slice): the scorer's fast path for a *MemIndex, without
-// a call per posting. The context is checked before, not during, the scan.
+// scanPostings calls fn with the postings of term, one block (under the
+// read lock; fn must not keep the slice): the block scan of
+// PostingScanner, which the scorer uses for a *MemIndex itself only. It is
+// unexported so that a type embedding a *MemIndex to override Postings
+// (tests filter or count postings so) does not get it promoted, bypassing
+// the override. The context is checked before, not during, the scan.
 func (m *MemIndex) scanPostings(ctx context.Context, term string, fn func([]Posting)) error {
 	if err := ctx.Err(); err != nil {
 		return err

@@ -123,6 +123,24 @@ type Source interface {
 	Postings(ctx context.Context, term string, fn func(Posting) bool) error
 }
 
+// PostingScanner is an optional Source capability: a term's postings in
+// blocks, without a call per posting. The scorer uses it, when a Source
+// has it, instead of Postings for every list it reads.
+//
+// A type that embeds a PostingScanner and overrides Postings (to filter
+// the documents a query sees, say) must override ScanPostings too, or the
+// promoted ScanPostings bypasses its filter. For that reason *MemIndex,
+// which tests embed to wrap Postings, keeps its block scan unexported: the
+// scorer uses it only for a *MemIndex itself.
+type PostingScanner interface {
+	// ScanPostings calls fn with consecutive blocks of the postings of
+	// term: together exactly the postings Postings gives, each once, in any
+	// order. fn must neither keep nor modify a block after it returns. The
+	// scan checks ctx between blocks and returns ctx.Err() if it is
+	// cancelled.
+	ScanPostings(ctx context.Context, term string, fn func([]Posting)) error
+}
+
 // Hit is a scored document.
 type Hit struct {
 	Doc uint64

@@ -99,9 +99,10 @@ type TermFreqReader interface {
 
 // Scorer ranks documents of a Source for a query. Safe for concurrent use.
 type Scorer struct {
-	a     *Analyzer
-	p     Params
-	pools [48]sync.Pool // *accum by log2 of table size
+	a      *Analyzer
+	p      Params
+	pools  [48]sync.Pool // *accum by log2 of table size
+	blocks sync.Pool     // *[blockSize]Posting: Postings buffered in blocks
 }
 
 // NewScorer returns a scorer using a to analyse queries.
@@ -161,10 +162,26 @@ func (s *Scorer) SearchMin(ctx context.Context, src Source, query string, k int,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	return s.searchTerms(ctx, src, dedupe(s.a.Terms(query)), k, minRelevance)
+}
+
+// SearchTerms is SearchMin for a query analysed already: terms are the
+// query's as the scorer's Analyzer gives them (Analyzer.Terms; repeats
+// count once, and terms is not modified). A caller that needs the terms
+// itself, to fetch their postings say, analyses the query only once; the
+// hits are SearchMin's, bit for bit.
+func (s *Scorer) SearchTerms(ctx context.Context, src Source, terms []string, k int, minRelevance float64) ([]Hit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return s.searchTerms(ctx, src, distinct(terms), k, minRelevance)
+}
+
+// searchTerms is SearchTerms for distinct terms.
+func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k int, minRelevance float64) ([]Hit, error) {
 	if !(minRelevance > 0) { // (NaN too)
 		minRelevance = 0
 	}
-	terms := dedupe(s.a.Terms(query))
 	if len(terms) == 0 {
 		return nil, nil
 	}
@@ -237,46 +254,17 @@ func (s *Scorer) SearchMin(ctx context.Context, src Source, query string, k int,
 	}
 	acc := s.getAccum(int(min(cum, st.Docs)), coord > 0)
 	defer s.putAccum(acc)
-	var seen int
-	var cancelled error
-	// The fast path only for a *MemIndex itself: a type embedding one may
-	// override Postings (to filter visibility, say), which must be obeyed.
-	fast, _ := src.(*MemIndex)
 	for _, q := range qts[:scan] {
 		idf := q.idf
-		if fast != nil {
-			err := fast.scanPostings(ctx, q.term, func(ps []Posting) {
-				for _, p := range ps {
-					if v := sat.of(p.TF, p.Len); v > 0 {
-						acc.add(p.Doc, idf*v, idf)
-					}
-				}
-			})
-			if err != nil {
-				return nil, err
-			}
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		err := src.Postings(ctx, q.term, func(p Posting) bool {
-			seen++
-			if seen%ctxCheckEvery == 0 {
-				if cancelled = ctx.Err(); cancelled != nil {
-					return false
+		err := s.scanBlocks(ctx, src, q.term, func(ps []Posting) {
+			for _, p := range ps {
+				if v := sat.of(p.TF, p.Len); v > 0 {
+					acc.add(p.Doc, idf*v, idf)
 				}
 			}
-			if v := sat.of(p.TF, p.Len); v > 0 {
-				acc.add(p.Doc, idf*v, idf)
-			}
-			return true
 		})
 		if err != nil {
 			return nil, err
-		}
-		if cancelled != nil {
-			return nil, cancelled
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -461,9 +449,6 @@ func perTerm(r TermFreqReader) bool {
 // order (and, when covs is not nil, their weights to the covs of those
 // containing them).
 func (s *Scorer) rescore(ctx context.Context, src Source, cands []Hit, covs []float64, terms []queryTerm, sat saturation) error {
-	find := func(doc uint64) (int, bool) {
-		return slices.BinarySearchFunc(cands, doc, func(h Hit, d uint64) int { return cmp.Compare(h.Doc, d) })
-	}
 	if r, ok := src.(TermFreqReader); ok {
 		docs := make([]uint64, len(cands))
 		for i, c := range cands {
@@ -473,8 +458,9 @@ func (s *Scorer) rescore(ctx context.Context, src Source, cands []Hit, covs []fl
 		for i, q := range terms {
 			names[i] = q.term
 		}
+		cur := docCursor{hits: cands}
 		return r.TermFreqs(ctx, docs, names, func(doc uint64, tfs []TF, lens [NumFields]uint32) {
-			i, ok := find(doc)
+			i, ok := cur.find(doc)
 			if !ok {
 				return
 			}
@@ -491,32 +477,114 @@ func (s *Scorer) rescore(ctx context.Context, src Source, cands []Hit, covs []fl
 		})
 	}
 	for _, q := range terms {
-		var cancelled error
-		seen := 0
-		err := src.Postings(ctx, q.term, func(p Posting) bool {
-			if seen++; seen%ctxCheckEvery == 0 {
-				if cancelled = ctx.Err(); cancelled != nil {
-					return false
-				}
-			}
-			if i, ok := find(p.Doc); ok {
-				if v := sat.of(p.TF, p.Len); v > 0 {
-					cands[i].Score += q.idf * v
-					if covs != nil {
-						covs[i] += q.idf
+		cur := docCursor{hits: cands}
+		err := s.scanBlocks(ctx, src, q.term, func(ps []Posting) {
+			for _, p := range ps {
+				if i, ok := cur.find(p.Doc); ok {
+					if v := sat.of(p.TF, p.Len); v > 0 {
+						cands[i].Score += q.idf * v
+						if covs != nil {
+							covs[i] += q.idf
+						}
 					}
 				}
 			}
-			return true
 		})
 		if err != nil {
 			return err
 		}
-		if cancelled != nil {
-			return cancelled
-		}
 	}
 	return ctx.Err()
+}
+
+// docCursor finds documents in hits (sorted by Doc, distinct). Asked in
+// ascending order (TermFreqs and posting lists in doc order), it merges:
+// it gallops forward from the last document asked, usually a step or two.
+// Asked for a lower document, it binary-searches. Either way the answer
+// is the same.
+type docCursor struct {
+	hits []Hit
+	i    int // the first of hits whose Doc is ≥ the last document asked
+}
+
+// find returns the index of doc in hits and whether it is there.
+func (c *docCursor) find(doc uint64) (int, bool) {
+	h, i := c.hits, c.i
+	switch {
+	case i > 0 && h[i-1].Doc >= doc: // out of order
+		i, _ = slices.BinarySearchFunc(h[:i], doc, func(h Hit, d uint64) int { return cmp.Compare(h.Doc, d) })
+	case i < len(h) && h[i].Doc < doc:
+		// h[lo].Doc < doc; gallop to hi with h[hi].Doc ≥ doc (or the end),
+		// then bisect.
+		lo, step := i, 1
+		hi := lo + step
+		for hi < len(h) && h[hi].Doc < doc {
+			lo = hi
+			step *= 2
+			hi = lo + step
+		}
+		hi = min(hi, len(h))
+		for hi-lo > 1 {
+			m := int(uint(lo+hi) >> 1)
+			if h[m].Doc < doc {
+				lo = m
+			} else {
+				hi = m
+			}
+		}
+		i = hi
+	}
+	c.i = i
+	return i, i < len(h) && h[i].Doc == doc
+}
+
+// blockSize is how many postings the scorer buffers, per block, from a
+// Source without a block scan.
+const blockSize = 256
+
+// scanBlocks calls fn with the postings of term in blocks: through the
+// block scan of a *MemIndex itself (never of a type embedding one: see
+// PostingScanner) or of a PostingScanner, else through Postings, buffered,
+// with the context checked every ctxCheckEvery postings. Every path of the
+// scorer reads postings through it, so they all score a posting with the
+// same code.
+func (s *Scorer) scanBlocks(ctx context.Context, src Source, term string, fn func([]Posting)) error {
+	switch b := src.(type) {
+	case *MemIndex:
+		return b.scanPostings(ctx, term, fn)
+	case PostingScanner:
+		return b.ScanPostings(ctx, term, fn)
+	}
+	buf, _ := s.blocks.Get().(*[blockSize]Posting)
+	if buf == nil {
+		buf = new([blockSize]Posting)
+	}
+	defer s.blocks.Put(buf)
+	n, seen := 0, 0
+	var cancelled error
+	err := src.Postings(ctx, term, func(p Posting) bool {
+		buf[n] = p
+		if n++; n == blockSize {
+			fn(buf[:])
+			n = 0
+		}
+		if seen++; seen%ctxCheckEvery == 0 {
+			if cancelled = ctx.Err(); cancelled != nil {
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	if cancelled != nil {
+		return cancelled
+	}
+	if n > 0 {
+		fn(buf[:n])
+	}
+	return nil
 }
 
 // saturation computes the BM25F term saturation of a posting.
@@ -577,6 +645,20 @@ func coordFactor(cov, norm, e float64) float64 {
 // idf is the BM25 inverse document frequency, always positive.
 func idf(n, df float64) float64 {
 	return math.Log(1 + (n-df+0.5)/(df+0.5))
+}
+
+// distinct returns ts without repeats, keeping first occurrences in
+// order: ts itself when it has none, else a copy (ts is not modified).
+func distinct(ts []string) []string {
+	if len(ts) <= 16 {
+		for i, t := range ts {
+			if slices.Contains(ts[:i], t) {
+				return dedupe(slices.Clone(ts))
+			}
+		}
+		return ts
+	}
+	return dedupe(slices.Clone(ts))
 }
 
 // dedupe removes repeated terms, keeping first occurrences in order.
