@@ -203,3 +203,22 @@ func TestSearchTermsSameAsSearchMin(t *testing.T) {
 		t.Errorf("cancelled: err = %v, want context.Canceled", err)
 	}
 }
+
+// TestSaturationEmptyFieldFullNormalisation: with b = 1 an empty field's
+// normalisation is infinite; a document matching in its other field
+// still scores (finite), as it did when a field without the term was
+// skipped rather than multiplied by 0.
+func TestSaturationEmptyFieldFullNormalisation(t *testing.T) {
+	p := DefaultParams()
+	p.FieldB = [NumFields]float64{1, 1}
+	idx := newIndex(t, append([][2]string{{"kernel panic on boot", ""}, {"", "kernel panic on boot"}}, filler()...)...)
+	hits := search(t, NewScorer(NewAnalyzer(), p), idx, "kernel panic", 10)
+	if got := docs(hits); !slices.Equal(got, []uint64{1, 2}) {
+		t.Fatalf("hits %v, want docs 1 then 2", hits)
+	}
+	for _, h := range hits {
+		if !(h.Score > 0) || !(h.Relevance > 0) {
+			t.Errorf("hit %+v: want a positive finite score", h)
+		}
+	}
+}

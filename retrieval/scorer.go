@@ -103,6 +103,7 @@ type Scorer struct {
 	p      Params
 	pools  [48]sync.Pool // *accum by log2 of table size
 	blocks sync.Pool     // *[blockSize]Posting: Postings buffered in blocks
+	norms  sync.Pool     // *[NumFields][satLens]float64: saturation tables
 }
 
 // NewScorer returns a scorer using a to analyse queries.
@@ -246,6 +247,7 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 	}
 
 	sat := s.saturation(st)
+	defer s.putSaturation(sat)
 	// Coordination: the exponent applied to the matched fraction of the
 	// query's idf mass (zero: off).
 	var coord float64
@@ -254,15 +256,19 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 	}
 	acc := s.getAccum(int(min(cum, st.Docs)), coord > 0)
 	defer s.putAccum(acc)
-	for _, q := range qts[:scan] {
-		idf := q.idf
-		err := s.scanBlocks(ctx, src, q.term, func(ps []Posting) {
-			for _, p := range ps {
-				if v := sat.of(p.TF, p.Len); v > 0 {
-					acc.add(p.Doc, idf*v, idf)
-				}
+	// (One closure for all the terms: it escapes to the Source.)
+	var idf float64
+	add := func(ps []Posting) {
+		idf, sat := idf, &sat
+		for _, p := range ps {
+			if v := sat.of(p.TF, p.Len); v > 0 {
+				acc.add(p.Doc, idf*v, idf)
 			}
-		})
+		}
+	}
+	for _, q := range qts[:scan] {
+		idf = q.idf
+		err := s.scanBlocks(ctx, src, q.term, add)
 		if err != nil {
 			return nil, err
 		}
@@ -476,20 +482,24 @@ func (s *Scorer) rescore(ctx context.Context, src Source, cands []Hit, covs []fl
 			}
 		})
 	}
-	for _, q := range terms {
-		cur := docCursor{hits: cands}
-		err := s.scanBlocks(ctx, src, q.term, func(ps []Posting) {
-			for _, p := range ps {
-				if i, ok := cur.find(p.Doc); ok {
-					if v := sat.of(p.TF, p.Len); v > 0 {
-						cands[i].Score += q.idf * v
-						if covs != nil {
-							covs[i] += q.idf
-						}
+	var q queryTerm
+	var cur docCursor
+	add := func(ps []Posting) {
+		idf, sat := q.idf, &sat
+		for _, p := range ps {
+			if i, ok := cur.find(p.Doc); ok {
+				if v := sat.of(p.TF, p.Len); v > 0 {
+					cands[i].Score += idf * v
+					if covs != nil {
+						covs[i] += idf
 					}
 				}
 			}
-		})
+		}
+	}
+	for _, q = range terms {
+		cur = docCursor{hits: cands}
+		err := s.scanBlocks(ctx, src, q.term, add)
 		if err != nil {
 			return err
 		}
@@ -587,10 +597,18 @@ func (s *Scorer) scanBlocks(ctx context.Context, src Source, term string, fn fun
 	return nil
 }
 
+// satLens bounds the field lengths whose normalisation a search
+// precomputes: nearly all (longer fields compute it per posting, with the
+// same operations).
+const satLens = 256
+
 // saturation computes the BM25F term saturation of a posting.
 type saturation struct {
 	c0, c1, w [NumFields]float64
 	k1        float64
+	// norm[f][l] is fieldNorm(f, l) for l < satLens: one division per
+	// posting (in of) instead of one more per field.
+	norm *[NumFields][satLens]float64
 }
 
 func (s *Scorer) saturation(st Stats) saturation {
@@ -607,16 +625,49 @@ func (s *Scorer) saturation(st Stats) saturation {
 		sat.w[f] = s.p.FieldWeight[f]
 	}
 	sat.k1 = s.p.K1
+	sat.norm, _ = s.norms.Get().(*[NumFields][satLens]float64)
+	if sat.norm == nil {
+		sat.norm = new([NumFields][satLens]float64)
+	}
+	for f := range NumFields {
+		for l := range uint32(satLens) {
+			v := sat.computeNorm(f, l)
+			if math.IsInf(v, 0) || math.IsNaN(v) {
+				v = 0
+			}
+			sat.norm[f][l] = v
+		}
+	}
 	return sat
 }
 
-// of returns tf'/(tf'+k1) with tf' = Σ_f w_f·tf_f/(1-b_f+b_f·len_f/avglen_f).
+func (s *Scorer) putSaturation(sat saturation) { s.norms.Put(sat.norm) }
+
+// computeNorm is w_f/(1-b_f+b_f·l/avglen_f): field f's weight over its
+// length normalisation at length l.
+func (s *saturation) computeNorm(f int, l uint32) float64 {
+	return s.w[f] / (s.c0[f] + s.c1[f]*float64(l))
+}
+
+// fieldNorm is computeNorm(f, l), from the table when l < satLens. It is
+// always finite (for b_f in [0,1]: the table holds 0 where computeNorm is
+// not, b_f = 1 at l = 0, a length no field holding a term has), so a field
+// without the term adds exactly 0·norm = 0.
+func (s *saturation) fieldNorm(f int, l uint32) float64 {
+	if l < satLens {
+		return s.norm[f][l]
+	}
+	return s.computeNorm(f, l)
+}
+
+// of returns tf'/(tf'+k1) with tf' = Σ_f tf_f·w_f/(1-b_f+b_f·len_f/avglen_f),
+// evaluated as Σ_f tf_f·fieldNorm(f, len_f) whatever the path. A field
+// without the term adds 0·norm, without a branch: which fields hold a term
+// is unpredictable from one posting to the next.
 func (s *saturation) of(tf TF, lens [NumFields]uint32) float64 {
 	var t float64
 	for f := range NumFields {
-		if tf[f] != 0 {
-			t += s.w[f] * float64(tf[f]) / (s.c0[f] + s.c1[f]*float64(lens[f]))
-		}
+		t += float64(tf[f]) * s.fieldNorm(f, lens[f])
 	}
 	if t <= 0 {
 		return 0
