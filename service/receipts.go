@@ -30,9 +30,10 @@ const (
 // it). Stores accept each receipt once, so one search backs one hit report
 // and one validation per QA it served. It returns "" ids when receipts are
 // off or the store could not record them: the search still answers (memory
-// is advisory); reports quoting nothing then count for nothing.
+// is advisory); reports quoting nothing then count for nothing. A search
+// with no matches gets no receipt: it would vouch for nothing.
 func (s *Server) issueReceipts(ctx context.Context, c echo.Context, project string, qaIDs []string) (string, []string) {
-	if s.receipts == nil {
+	if s.receipts == nil || len(qaIDs) == 0 {
 		return "", nil
 	}
 	now := s.now().UTC()

@@ -339,7 +339,7 @@ func (s *Store) newSource(ctx context.Context, project, query string, ownOnly bo
 		if withSharers {
 			sharers = pipe.SMembers(ctx, s.k.sharers(project))
 		}
-		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
 			return err
 		}
 		type again struct {
@@ -368,7 +368,7 @@ func (s *Store) newSource(ctx context.Context, project, query string, ownOnly bo
 		// The index changed since the cached lists were read: read them
 		// again (a write between this and the first pipeline only makes
 		// them newer than sc.iv, which the next change of iv drops).
-		if _, err := rpipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		if err := s.batch.exec(ctx, rpipe); err != nil && !errors.Is(err, redis.Nil) {
 			return err
 		}
 		for _, r := range redo {
@@ -467,7 +467,7 @@ func (s *Store) fetchLens(ctx context.Context, src *source) error {
 	if len(reads) == 0 {
 		return nil
 	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+	if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
 		return err
 	}
 	got := map[string]map[uint64]string{}
@@ -528,7 +528,7 @@ func (s *Store) loadHits(ctx context.Context, src *source, hits []retrieval.Hit,
 		ivEnd[owner] = s.queueIV(ctx, pipe, owner)
 	}
 	if queued {
-		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
 			return nil, err
 		}
 		got := map[string]map[uint64]string{}
@@ -583,7 +583,7 @@ func (s *Store) loadHits(ctx context.Context, src *source, hits []retrieval.Hit,
 		for _, g := range byOwner {
 			g.cmd = pipe.MGet(ctx, g.keys...)
 		}
-		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
 			return nil, err
 		}
 		for _, g := range byOwner {
@@ -671,7 +671,7 @@ func (s *Store) repFor(ctx context.Context, sts []*stored) (map[string]reputatio
 	if len(cmds) == 0 {
 		return out, nil
 	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+	if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, err
 	}
 	for p, c := range cmds {

@@ -270,27 +270,33 @@ redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[1])
 return {2}
 `}
 
-// issueReceiptScript stores a receipt once (idempotent per id).
-//
-//	KEYS[1] receipt key; ARGV[1] JSON, ARGV[2] source, ARGV[3] expiry (unix ms)
-var issueReceiptScript = &script{src: `
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'j', ARGV[1], 'src', ARGV[2], 'used', '0')
-redis.call('PEXPIREAT', KEYS[1], ARGV[3])
-return 1
-`}
-
 // redeemReceiptScript marks a receipt used by a source, once.
 //
 //	KEYS[1] receipt key; ARGV[1] source
 //
+// A receipt is a string (receiptValue: a state byte, 'n' new or 'u' used,
+// the source, NUL, the JSON) written by a plain SET NX; receipts issued
+// before that (a hash: j = JSON, src, used) are still redeemed until they
+// expire.
+//
 // Returns {0} unknown/expired, {1} another source's, {2} already used,
 // {3, JSON} redeemed now.
 var redeemReceiptScript = &script{src: `
-local r = redis.call('HMGET', KEYS[1], 'j', 'src', 'used')
-if not r[1] then return {0} end
-if r[2] ~= ARGV[1] then return {1} end
-if r[3] == '1' then return {2} end
-redis.call('HSET', KEYS[1], 'used', '1')
-return {3, r[1]}
+local t = redis.call('TYPE', KEYS[1])['ok']
+if t == 'hash' then
+  local r = redis.call('HMGET', KEYS[1], 'j', 'src', 'used')
+  if not r[1] then return {0} end
+  if r[2] ~= ARGV[1] then return {1} end
+  if r[3] == '1' then return {2} end
+  redis.call('HSET', KEYS[1], 'used', '1')
+  return {3, r[1]}
+end
+if t ~= 'string' then return {0} end
+local v = redis.call('GET', KEYS[1])
+local state, src, j = string.match(v, '^([nu])(.*)%z([^%z]*)$')
+if not state then return {0} end
+if src ~= ARGV[1] then return {1} end
+if state == 'u' then return {2} end
+redis.call('SETRANGE', KEYS[1], 0, 'u')
+return {3, j}
 `}

@@ -110,6 +110,8 @@ type Store struct {
 	scorer   *retrieval.Scorer
 	cache    *indexCache // nil: off
 	heads    *headMemo   // nil: off
+	// batch sends the read pipelines of concurrent searches together.
+	batch *batcher
 
 	// locks serialise this process's writers of one QA so that optimistic
 	// commits rarely conflict (other processes are still caught by the
@@ -157,6 +159,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		scorer:   retrieval.NewScorer(a, retrieval.DefaultParams()),
 		cache:    newIndexCache(cfg.cache),
 		heads:    newHeadMemo(cfg.cache / 4),
+		batch:    newBatcher(client, batchesInFlight),
 		stop:     make(chan struct{}),
 	}
 	for i := range s.locks {

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -294,12 +295,56 @@ func TestReceipts(t *testing.T) {
 	if _, err := s.RedeemReceipt(t.Context(), "p", "nope", "key-a", now); !errors.Is(err, core.ErrNotFound) {
 		t.Errorf("unknown receipt: %v, want ErrNotFound", err)
 	}
+	// A retried issue after the redemption does not make it new again.
+	if err := s.IssueReceipt(t.Context(), r); err != nil {
+		t.Fatalf("re-issue after redeem: %v", err)
+	}
+	if _, err := s.RedeemReceipt(t.Context(), "p", "rc1", "key-a", now); !errors.Is(err, core.ErrConflict) {
+		t.Errorf("redeem after a retried issue: %v, want ErrConflict", err)
+	}
+	// The TTL is the receipt's expiry.
+	if ttl := s.rdb.PTTL(t.Context(), s.k.receipt("p", "rc1")).Val(); ttl < 59*time.Minute || ttl > time.Hour {
+		t.Errorf("receipt TTL %v, want about an hour", ttl)
+	}
 	exp := core.Receipt{ID: "rc2", ProjectID: "p", Source: "key-a", IssuedAt: now, ExpiresAt: now.Add(time.Hour)}
 	if err := s.IssueReceipt(t.Context(), exp); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.RedeemReceipt(t.Context(), "p", "rc2", "key-a", now.Add(2*time.Hour)); !errors.Is(err, core.ErrNotFound) {
 		t.Errorf("expired receipt: %v, want ErrNotFound", err)
+	}
+}
+
+// TestReceiptsLegacyHash: receipts stored as hashes by earlier versions
+// are still redeemed, once, until they expire.
+func TestReceiptsLegacyHash(t *testing.T) {
+	s := newShared(t)
+	now := time.Now().UTC()
+	r := core.Receipt{ID: "old", ProjectID: "p", Source: "key-a", QAIDs: []string{"q1", "q2"}, IssuedAt: now, ExpiresAt: now.Add(time.Hour)}
+	body, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := s.k.receipt("p", "old")
+	if err := s.rdb.HSet(t.Context(), key, "j", string(body), "src", "key-a", "used", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RedeemReceipt(t.Context(), "p", "old", "key-b", now); !errors.Is(err, core.ErrConflict) {
+		t.Errorf("foreign source: %v, want ErrConflict", err)
+	}
+	got, err := s.RedeemReceipt(t.Context(), "p", "old", "key-a", now)
+	if err != nil || !slices.Equal(got.QAIDs, r.QAIDs) {
+		t.Fatalf("redeem: %+v %v", got, err)
+	}
+	if _, err := s.RedeemReceipt(t.Context(), "p", "old", "key-a", now); !errors.Is(err, core.ErrConflict) {
+		t.Errorf("second redeem: %v, want ErrConflict", err)
+	}
+	// Something else under a receipt's key is no receipt.
+	if err := s.rdb.RPush(t.Context(), s.k.receipt("p", "odd"), "x").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RedeemReceipt(t.Context(), "p", "odd", "key-a", now); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("a list under the key: %v, want ErrNotFound", err)
 	}
 }
 

@@ -20,17 +20,17 @@ func (s *Store) IssueReceipt(ctx context.Context, r core.Receipt) error {
 
 // IssueReceipts stores several receipts in one round trip (a search issues
 // one per match and one for the whole result). errs[i] is receipt i's
-// error; each receipt is stored on its own (idempotent per id).
+// error; each receipt is stored on its own (idempotent per id: a plain
+// SET NX, so a retried write never resets a receipt already redeemed).
 func (s *Store) IssueReceipts(ctx context.Context, rs []core.Receipt) (errs []error) {
 	const op = "issue receipt"
 	errs = make([]error, len(rs))
 	type queued struct {
-		i    int
-		keys []string
-		args []any
-		cmd  *redis.Cmd
+		i   int
+		cmd *redis.Cmd
 	}
 	var qs []queued
+	pipe := s.rdb.Pipeline()
 	for i, r := range rs {
 		if err := core.ValidateProjectID(r.ProjectID); err != nil {
 			errs[i] = fmt.Errorf("redis: %s: %w", op, err)
@@ -49,43 +49,33 @@ func (s *Store) IssueReceipts(ctx context.Context, rs []core.Receipt) (errs []er
 			errs[i] = fmt.Errorf("redis: %s: %w", op, err)
 			continue
 		}
-		qs = append(qs, queued{i: i, keys: []string{s.k.receipt(r.ProjectID, r.ID)}, args: []any{string(body), r.Source, r.ExpiresAt.UnixMilli()}})
+		cmd := pipe.Do(ctx, "set", s.k.receipt(r.ProjectID, r.ID), receiptValue(r.Source, body), "nx", "pxat", r.ExpiresAt.UnixMilli())
+		qs = append(qs, queued{i: i, cmd: cmd})
 	}
 	if len(qs) == 0 {
 		return errs
 	}
-	exec := func() error {
-		pipe := s.rdb.Pipeline()
-		for j := range qs {
-			qs[j].cmd = issueReceiptScript.get().EvalSha(ctx, pipe, qs[j].keys, qs[j].args...)
+	var gone *abandonedError
+	if err := s.batch.exec(ctx, pipe); errors.As(err, &gone) {
+		for _, q := range qs {
+			errs[q.i] = s.wrap(ctx, op, err)
 		}
-		_, err := pipe.Exec(ctx)
-		return err
+		return errs
 	}
-	err := exec()
-	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		// A fresh (or flushed, or failed-over) server: load the script
-		// on every node the receipts live on, once, and send again.
-		if lerr := s.loadScript(ctx, issueReceiptScript.get()); lerr == nil {
-			err = exec()
-		}
-	}
+	// Else each command carries its own error.
 	for _, q := range qs {
-		if cerr := q.cmd.Err(); cerr != nil && !errors.Is(cerr, redis.Nil) {
-			errs[q.i] = s.wrap(ctx, op, cerr)
+		// redis.Nil: the receipt was stored already (a retry).
+		if err := q.cmd.Err(); err != nil && !errors.Is(err, redis.Nil) {
+			errs[q.i] = s.wrap(ctx, op, err)
 		}
 	}
 	return errs
 }
 
-// loadScript loads sc on the server (on every master of a cluster).
-func (s *Store) loadScript(ctx context.Context, sc *redis.Script) error {
-	if c, ok := s.rdb.(*redis.ClusterClient); ok {
-		return c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
-			return sc.Load(ctx, m).Err()
-		})
-	}
-	return sc.Load(ctx, s.rdb).Err()
+// receiptValue is a new receipt as stored: the state byte 'n' (redeeming
+// turns it to 'u'), the source, NUL, the JSON (which has no raw NUL).
+func receiptValue(source string, body []byte) string {
+	return "n" + source + "\x00" + string(body)
 }
 
 // RedeemReceipt marks a receipt used by source, once.
