@@ -177,3 +177,22 @@ func firstErr(cmds []redis.Cmder) error {
 	}
 	return nil
 }
+
+// eval runs a script through the batcher (EVALSHA), falling back to a
+// script.Run of its own (EVAL) when the server does not have the script
+// yet. The reply is read as from sc.Run.
+func (s *Store) eval(ctx context.Context, sc *redis.Script, keys []string, args ...any) *redis.Cmd {
+	pipe := s.rdb.Pipeline()
+	cmd := sc.EvalSha(ctx, pipe, keys, args...)
+	err := s.batch.exec(ctx, pipe)
+	var gone *abandonedError
+	switch {
+	case errors.As(err, &gone):
+		c := redis.NewCmd(ctx)
+		c.SetErr(err)
+		return c
+	case err != nil && redis.HasErrorPrefix(err, "NOSCRIPT"):
+		return sc.Run(ctx, s.rdb, keys, args...)
+	}
+	return cmd
+}

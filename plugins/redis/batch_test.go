@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/internal/redistest"
 )
 
 // TestBatcherResults: concurrent callers' pipelines sent together each get
@@ -113,5 +116,48 @@ func TestBatcherCallerContext(t *testing.T) {
 	ping := pipe.Ping(t.Context())
 	if err := b.exec(t.Context(), pipe); err != nil || ping.Val() != "PONG" {
 		t.Errorf("after: %v %q", err, ping.Val())
+	}
+}
+
+// TestScriptsAfterFlush: writes and receipt redemptions sent through the
+// batcher (EVALSHA) still work on a server that has lost its scripts (a
+// restart, a failover, SCRIPT FLUSH): they fall back to EVAL.
+func TestScriptsAfterFlush(t *testing.T) {
+	srv := redistest.StartServer(t, redistest.ServerOptions{})
+	s, err := Open(t.Context(), srv.URL(), WithPrefix("flush"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	ctx := t.Context()
+	res, err := s.RecordCandidate(ctx, core.CandidateRequest{ProjectID: "p", Question: "how to flush scripts", Answer: "SCRIPT FLUSH drops them all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	for i := range 3 {
+		if _, err := srv.Cli("SCRIPT", "FLUSH"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.RecordValidation(ctx, core.ValidateRequest{ProjectID: "p", QAID: res.QAID, Result: "pass", EventID: "ev" + strconv.Itoa(i)}); err != nil {
+			t.Fatalf("validation %d after SCRIPT FLUSH: %v", i, err)
+		}
+		id := "rc" + strconv.Itoa(i)
+		if err := s.IssueReceipt(ctx, core.Receipt{ID: id, ProjectID: "p", Source: "k", QAIDs: []string{res.QAID}, IssuedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := srv.Cli("SCRIPT", "FLUSH"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.RedeemReceipt(ctx, "p", id, "k", now); err != nil {
+			t.Fatalf("redeem %d after SCRIPT FLUSH: %v", i, err)
+		}
+	}
+	rec, err := s.Get(ctx, "p", res.QAID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.SuccessCount != 3 {
+		t.Errorf("success count %d, want 3", rec.SuccessCount)
 	}
 }

@@ -24,7 +24,7 @@ var errInjected = errors.New("injected stall: reply lost")
 
 // stallHook makes every nth commit script call run on the server and then
 // stall and fail, as a lost reply would, so the caller retries the same
-// event id.
+// event id (alone or in a pipeline).
 type stallHook struct {
 	every    int64
 	stall    time.Duration
@@ -50,8 +50,31 @@ func (h *stallHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
+// ProcessPipelineHook does the same to commits sent in a pipeline (the
+// store's batcher sends them so).
 func (h *stallHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		if !h.armed.Load() {
+			return err
+		}
+		stalled := false
+		for _, cmd := range cmds {
+			if cmd.Err() != nil || !isCommit(cmd) {
+				continue
+			}
+			if h.calls.Add(1)%h.every != 0 {
+				continue
+			}
+			h.injected.Add(1)
+			cmd.SetErr(errInjected)
+			stalled = true
+		}
+		if stalled {
+			time.Sleep(h.stall)
+		}
+		return err
+	}
 }
 
 func isCommit(cmd redis.Cmder) bool {

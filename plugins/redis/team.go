@@ -87,7 +87,7 @@ func (s *Store) RedeemReceipt(ctx context.Context, projectID, receiptID, source 
 	if receiptID == "" || len(receiptID) > core.MaxQAIDLen {
 		return core.Receipt{}, fmt.Errorf("redis: %s: %w", op, core.ErrNotFound)
 	}
-	v, err := redeemReceiptScript.get().Run(ctx, s.rdb, []string{s.k.receipt(projectID, receiptID)}, source).Slice()
+	v, err := s.eval(ctx, redeemReceiptScript.get(), []string{s.k.receipt(projectID, receiptID)}, source).Slice()
 	if err != nil {
 		return core.Receipt{}, s.wrap(ctx, op, err)
 	}

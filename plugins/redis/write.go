@@ -118,7 +118,7 @@ func (s *Store) commit(ctx context.Context, b *batch, result string) (int, strin
 	args = append(args, int64(eventTTL/time.Second), result, b.nCheck)
 	args = append(args, b.checks...)
 	args = append(args, b.ops...)
-	v, err := commitScript.get().Run(ctx, s.rdb, b.keys, args...).Slice()
+	v, err := s.eval(ctx, commitScript.get(), b.keys, args...).Slice()
 	if err != nil {
 		return 0, "", err
 	}
@@ -358,7 +358,7 @@ func (s *Store) locateRep(ctx context.Context, from, id string, repFields []stri
 		glob = pipe.Get(ctx, s.k.qa(core.GlobalProject, id))
 		shin = pipe.HGet(ctx, s.k.sharedIn(from), id)
 	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+	if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, nil, err
 	}
 	if v, err := own.Result(); err == nil {
