@@ -38,6 +38,8 @@ type source struct {
 	lens map[string][]string
 	// iv is each owner's index version (indexCache).
 	iv map[string]string
+	// terms are the query's distinct terms (the scorer's SearchTerms).
+	terms []string
 }
 
 func (src *source) Stats(ctx context.Context) (retrieval.Stats, error) {
@@ -326,7 +328,7 @@ func (s *Store) setLists(sc *scope, lists map[string]*plist) {
 // the index cache holds at the owner's current version are not read.
 func (s *Store) newSource(ctx context.Context, project, query string, ownOnly bool) (*source, error) {
 	terms := s.queryTerms(query)
-	src := &source{iv: map[string]string{}}
+	src := &source{iv: map[string]string{}, terms: terms}
 	var sharers *redis.StringSliceCmd
 	round := func(owners, names []string, withSharers bool) error {
 		pipe := s.rdb.Pipeline()
@@ -713,7 +715,7 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 	// the rest (and the postings only they would need), and their records
 	// are never read.
 	k := max(4*req.Limit, searchMinCandidates)
-	hits, err := s.scorer.SearchMin(ctx, src, req.Query, k, req.MinScore)
+	hits, err := s.scorer.SearchTerms(ctx, src, src.terms, k, req.MinScore)
 	if err != nil {
 		return nil, s.wrap(ctx, op, err)
 	}
