@@ -66,7 +66,9 @@ const maxEmptyOwners = 4096
 type ownerCache struct {
 	iv    string
 	posts map[string]map[string]*plist // scope name → term → list (nil: none)
-	lens  map[uint64]string            // bucket number → bucket value ("" absent)
+	// lens[n] is lens bucket n's value ("" absent) where have[n].
+	lens []string
+	have []bool
 	docs  map[uint64]string            // doc id → docs entry ("" absent)
 }
 
@@ -125,7 +127,7 @@ func (c *indexCache) at(owner, iv string) *ownerCache {
 		if oc != nil {
 			c.bytes -= oc.size()
 		}
-		oc = &ownerCache{iv: iv, posts: map[string]map[string]*plist{}, lens: map[uint64]string{}, docs: map[uint64]string{}}
+		oc = &ownerCache{iv: iv, posts: map[string]map[string]*plist{}, docs: map[uint64]string{}}
 		c.owners[owner] = oc
 	}
 	return oc
@@ -138,8 +140,10 @@ func (oc *ownerCache) size() int64 {
 			n += int64(len(t)+48) + l.size()
 		}
 	}
-	for _, v := range oc.lens {
-		n += int64(len(v) + 32)
+	for i, v := range oc.lens {
+		if oc.have[i] {
+			n += int64(len(v) + 32)
+		}
 	}
 	for _, v := range oc.docs {
 		n += int64(len(v) + 32)
@@ -180,28 +184,27 @@ func (c *indexCache) putPostings(owner, iv, scope string, lists map[string]*plis
 	c.grow(n)
 }
 
-// lensBuckets returns the cached buckets among want (bucket numbers) for
-// version iv, and the numbers still to read.
-func (c *indexCache) lensBuckets(owner, iv string, want []uint64) (map[uint64]string, []uint64) {
+// lensBuckets copies the cached buckets among want (bucket numbers, each
+// < len(dst)) at version iv into dst and returns the numbers still to read.
+func (c *indexCache) lensBuckets(owner, iv string, want []uint64, dst []string) []uint64 {
 	if c == nil || iv == "" {
-		return nil, want
+		return want
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	oc := c.owners[owner]
 	if oc == nil || oc.iv != iv {
-		return nil, want
+		return want
 	}
-	got := map[uint64]string{}
 	var missing []uint64
 	for _, n := range want {
-		if v, ok := oc.lens[n]; ok {
-			got[n] = v
+		if n < uint64(len(oc.have)) && oc.have[n] {
+			dst[n] = oc.lens[n]
 		} else {
 			missing = append(missing, n)
 		}
 	}
-	return got, missing
+	return missing
 }
 
 func (c *indexCache) putLens(owner, iv string, buckets map[uint64]string) {
@@ -210,7 +213,19 @@ func (c *indexCache) putLens(owner, iv string, buckets map[uint64]string) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.grow(addNew(c.at(owner, iv).lens, buckets))
+	oc := c.at(owner, iv)
+	var n int64
+	for b, v := range buckets {
+		if b >= uint64(len(oc.have)) {
+			oc.lens = append(oc.lens, make([]string, b+1-uint64(len(oc.lens)))...)
+			oc.have = append(oc.have, make([]bool, b+1-uint64(len(oc.have)))...)
+		}
+		if !oc.have[b] {
+			oc.lens[b], oc.have[b] = v, true
+			n += int64(len(v) + 32)
+		}
+	}
+	c.grow(n)
 }
 
 // docs sets entries[i] and known[i] for each i whose docs entry (doc

@@ -455,10 +455,7 @@ func (s *Store) fetchLens(ctx context.Context, src *source) error {
 				want = append(want, uint64(n))
 			}
 		}
-		cached, missing := s.cache.lensBuckets(owner, src.iv[owner], want)
-		for n, v := range cached {
-			src.lens[owner][n] = v
-		}
+		missing := s.cache.lensBuckets(owner, src.iv[owner], want, src.lens[owner])
 		for _, n := range missing {
 			reads = append(reads, read{owner, n, pipe.Get(ctx, s.k.lens(owner, n*lensBucket))})
 		}
