@@ -69,7 +69,7 @@ type ownerCache struct {
 	// lens[n] is lens bucket n's value ("" absent) where have[n].
 	lens []string
 	have []bool
-	docs  map[uint64]string            // doc id → docs entry ("" absent)
+	docs map[uint64]string // doc id → docs entry ("" absent)
 }
 
 func newIndexCache(max int64) *indexCache {
