@@ -520,7 +520,9 @@ func (s *Store) RecordValidationBefore(ctx context.Context, req core.ValidateReq
 			return false, err
 		}
 		b.op("set", key, val)
-		rec := s.refresh(rep, st, now)
+		// (A vote leaves the text, so the content hash, as it was.)
+		rec := s.refreshRecord(rep, st, now, false)
+		rec.ContentHash = before.ContentHash
 		body, err := json.Marshal(withoutText(rec))
 		if err != nil {
 			return false, err
