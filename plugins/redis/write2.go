@@ -315,7 +315,7 @@ func (s *Store) findDuplicate(ctx context.Context, p, question, answer, hash str
 	if err != nil {
 		return nil, err
 	}
-	hits, err := s.scorer.Search(ctx, src, question, dupCandidates)
+	hits, err := s.scorer.SearchTerms(ctx, src, src.terms, dupCandidates, 0)
 	if err != nil {
 		return nil, err
 	}
