@@ -29,11 +29,9 @@ func (src *source) ScanPostings(ctx context.Context, term string, fn func([]retr
 		if l == nil {
 			continue
 		}
-		lens := src.lens[sc.owner]
+		lc := newLensCursor(src.lens[sc.owner])
 		base := uint64(i) << 32
 		docs, tfs := l.docs, l.tfs[:len(l.docs)]
-		var bucket string
-		cur := ^uint32(0)
 		for len(docs) > 0 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -41,15 +39,7 @@ func (src *source) ScanPostings(ctx context.Context, term string, fn func([]retr
 			b := buf[:min(len(docs), scanBlock)]
 			ds, ts := docs[:len(b)], tfs[:len(b)]
 			for j, d := range ds {
-				// Lists are in doc order: one bucket lookup per bucket
-				// change.
-				if n := d / lensBucket; n != cur {
-					cur, bucket = n, ""
-					if int(n) < len(lens) {
-						bucket = lens[n]
-					}
-				}
-				b[j] = retrieval.Posting{Doc: base | uint64(d), TF: ts[j], Len: lensOf(bucket, uint64(d))}
+				b[j] = retrieval.Posting{Doc: base | uint64(d), TF: ts[j], Len: lensOf(lc.bucketOf(d), uint64(d))}
 			}
 			fn(b)
 			docs, tfs = docs[len(b):], tfs[len(b):]

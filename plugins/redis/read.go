@@ -66,25 +66,42 @@ func (src *source) Postings(ctx context.Context, term string, fn func(retrieval.
 		if l == nil {
 			continue
 		}
-		lens := src.lens[sc.owner]
+		lc := newLensCursor(src.lens[sc.owner])
 		base := uint64(i) << 32
 		tfs := l.tfs[:len(l.docs)]
-		var bucket string
-		cur := ^uint32(0)
 		for j, d := range l.docs {
-			// Lists are in doc order: one bucket lookup per bucket change.
-			if n := d / lensBucket; n != cur {
-				cur, bucket = n, ""
-				if int(n) < len(lens) {
-					bucket = lens[n]
-				}
-			}
-			if !fn(retrieval.Posting{Doc: base | uint64(d), TF: tfs[j], Len: lensOf(bucket, uint64(d))}) {
+			if !fn(retrieval.Posting{Doc: base | uint64(d), TF: tfs[j], Len: lensOf(lc.bucketOf(d), uint64(d))}) {
 				return nil
 			}
 		}
 	}
 	return ctx.Err()
+}
+
+// lensCursor finds the lens buckets of a doc-ordered list's documents
+// among their owner's: one lookup per bucket change.
+type lensCursor struct {
+	lens   []string // the owner's buckets by number ("" not read)
+	cur    uint32   // the bucket number of bucket
+	bucket string
+}
+
+func newLensCursor(lens []string) lensCursor { return lensCursor{lens: lens, cur: ^uint32(0)} }
+
+// bucketOf returns doc d's lens bucket ("" when not read), for lensOf. (It
+// runs once per posting: small enough to inline, with lensOf.)
+func (c *lensCursor) bucketOf(d uint32) string {
+	if d/lensBucket != c.cur {
+		c.seek(d / lensBucket)
+	}
+	return c.bucket
+}
+
+func (c *lensCursor) seek(n uint32) {
+	c.cur, c.bucket = n, ""
+	if int(n) < len(c.lens) {
+		c.bucket = c.lens[n]
+	}
 }
 
 // TermFreqs implements retrieval.TermFreqReader over the fetched postings:

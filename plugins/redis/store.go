@@ -110,7 +110,7 @@ type Store struct {
 	scorer   *retrieval.Scorer
 	cache    *indexCache // nil: off
 	heads    *headMemo   // nil: off
-	// batch sends the read pipelines of concurrent searches together.
+	// batch sends the pipelines of concurrent callers together (batch.go).
 	batch *batcher
 
 	// locks serialise this process's writers of one QA so that optimistic
