@@ -288,7 +288,7 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 	// top k, and is dropped. A source that walks a list per term is asked
 	// for one term at a time, heaviest first, with the drop in between
 	// (MaxScore); the result is the same either way.
-	cands := acc.top(max(s.p.RescoreDepth, k, 1), calib{}, max(floor-sumIDF(qts[scan:]), 0))
+	cands := acc.best(max(s.p.RescoreDepth, k, 1), max(floor-sumIDF(qts[scan:]), 0))
 	var covs []float64
 	if coord > 0 {
 		covs = make([]float64, len(cands))
@@ -948,57 +948,114 @@ func (a *accum) grow() {
 // top returns the k best documents (all when k ≤ 0) whose score is at
 // least floor, best first, with Relevance = rc.of(Score).
 func (a *accum) top(k int, rc calib, floor float64) []Hit {
+	h := a.best(k, floor)
+	for i := range h {
+		h[i].Relevance = rc.of(h[i].Score)
+	}
+	sortHits(h)
+	return h
+}
+
+// best returns the k best documents (all when k ≤ 0) whose score is at
+// least floor, in no particular order, without Relevance.
+func (a *accum) best(k int, floor float64) []Hit {
 	if k <= 0 || k >= len(a.touched) {
 		hits := make([]Hit, 0, len(a.touched))
 		for _, i := range a.touched {
 			if s := a.slots[i]; s.score >= floor {
-				hits = append(hits, Hit{Doc: s.doc, Score: s.score, Relevance: rc.of(s.score)})
+				hits = append(hits, Hit{Doc: s.doc, Score: s.score})
 			}
 		}
-		sortHits(hits)
 		if k > 0 && len(hits) > k {
+			sortHits(hits)
 			hits = hits[:k]
 		}
 		return hits
 	}
 	// Min-heap of the k best so far; h[0] is the worst of them. A dense
 	// table is read sequentially (cheaper than hopping through touched).
-	// thr is the k-th best score once k are held (0 before): a slot below
-	// it, or empty (score 0), cannot enter. Testing s.score >= thr first
-	// keeps the loop's branch predictable once the heap is full.
+	// thr is the k-th best score once k are held (floor before): a slot
+	// below it, or empty (score 0), cannot enter. Testing s.score >= thr
+	// first keeps the loop's branch predictable once the heap is full.
 	h := make([]Hit, 0, k)
-	thr := floor
-	push := func(s accSlot) {
-		hit := Hit{Doc: s.doc, Score: s.score}
-		if len(h) < k {
-			h = append(h, hit)
-			up(h, len(h)-1)
-		} else if better(hit, h[0]) {
-			h[0] = hit
-			down(h, 0)
+	if t := a.estimate(k); t > floor {
+		if h = a.heap(h, k, t); len(h) == k {
+			return h // k at t or above: the k best are among them
 		}
-		if len(h) == k {
-			thr = h[0].Score
-		}
+		h = h[:0]
 	}
+	return a.heap(h, k, floor)
+}
+
+// estimate returns a score that about 1.5·k documents reach, from a
+// systematic sample of the table (0 when there are too few documents for
+// it to save work): best offers the heap only those, instead of most of
+// the table with the heap's early threshold.
+func (a *accum) estimate(k int) float64 {
+	n := len(a.touched)
+	if k < 16 || n <= 4*k {
+		return 0
+	}
+	step := n / (2 * k)
+	r := (3*k + 2*step - 1) / (2 * step) // ⌈1.5k/step⌉ ≥ 1
+	// The r best of the sample, best first (r is small: k/(n/2k)).
+	best := make([]float64, 0, r)
+	for i := 0; i < n; i += step {
+		v := a.slots[a.touched[i]].score
+		if len(best) == r {
+			if v <= best[r-1] {
+				continue
+			}
+			best = best[:r-1]
+		}
+		j := len(best)
+		best = append(best, v)
+		for ; j > 0 && best[j-1] < v; j-- {
+			best[j] = best[j-1]
+		}
+		best[j] = v
+	}
+	if len(best) < r {
+		return 0
+	}
+	return best[r-1]
+}
+
+// heap adds to h (empty, capacity k) the k best documents whose score is
+// at least thr.
+func (a *accum) heap(h []Hit, k int, thr float64) []Hit {
 	if 8*len(a.touched) > len(a.slots) {
 		for _, s := range a.slots {
 			if s.score >= thr && s.score != 0 {
-				push(s)
+				h, thr = pushBest(h, k, s, thr)
 			}
 		}
 	} else {
 		for _, i := range a.touched {
 			if s := a.slots[i]; s.score >= thr {
-				push(s)
+				h, thr = pushBest(h, k, s, thr)
 			}
 		}
 	}
-	for i := range h {
-		h[i].Relevance = rc.of(h[i].Score)
-	}
-	sortHits(h)
 	return h
+}
+
+// pushBest offers s to h, a min-heap of at most k hits, and returns the
+// heap and the score a slot needs to be offered next (thr until h holds
+// k hits, then the worst of them).
+func pushBest(h []Hit, k int, s accSlot, thr float64) ([]Hit, float64) {
+	hit := Hit{Doc: s.doc, Score: s.score}
+	if len(h) < k {
+		h = append(h, hit)
+		up(h, len(h)-1)
+	} else if better(hit, h[0]) {
+		h[0] = hit
+		down(h, 0)
+	}
+	if len(h) == k {
+		thr = h[0].Score
+	}
+	return h, thr
 }
 
 // heap helpers: the root is the worst hit.

@@ -318,6 +318,49 @@ func TestAccumGrows(t *testing.T) {
 	}
 }
 
+// TestAccumBestIsTopK holds best (the sampled threshold, and the full
+// pass it falls back to) against a full sort, on tables with many ties,
+// skewed scores and floors that leave fewer than k documents.
+func TestAccumBestIsTopK(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	sc := NewScorer(NewAnalyzer(), DefaultParams())
+	for round := range 300 {
+		n := 1 + rng.IntN(3000)
+		a := sc.getAccum(n, false)
+		levels := 1 + rng.IntN(50) // few distinct scores: ties at the k-th
+		for range n {
+			v := float64(1+rng.IntN(levels)) / float64(levels)
+			if round%3 == 0 {
+				v = v * v * v // most documents low, a few high
+			}
+			a.add(rng.Uint64N(1<<40), v, 0)
+		}
+		all := a.best(0, 0)
+		sortHits(all)
+		for _, k := range []int{1, 16, 50, 100, 400} {
+			floor := 0.0
+			if round%4 == 1 {
+				floor = all[len(all)/2].Score // at most half reach it
+			}
+			want := above(slices.Clone(all), 0)
+			j := 0
+			for _, h := range want {
+				if h.Score >= floor {
+					want[j] = h
+					j++
+				}
+			}
+			want = want[:min(j, k)]
+			got := a.best(k, floor)
+			sortHits(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("round %d, %d docs, k %d, floor %v: best differs from the full sort (%d vs %d hits)", round, len(all), k, floor, len(got), len(want))
+			}
+		}
+		sc.putAccum(a)
+	}
+}
+
 func TestCJKCoordinationRewardsCoverage(t *testing.T) {
 	qas := append(filler(),
 		[2]string{"内存泄漏排查", "pprof"},          // 1+len(filler): covers the whole query

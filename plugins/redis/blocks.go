@@ -25,24 +25,23 @@ func (src *source) ScanPostings(ctx context.Context, term string, fn func([]retr
 	buf := blockBufs.Get().(*[scanBlock]retrieval.Posting)
 	defer blockBufs.Put(buf)
 	for i, sc := range src.scopes {
-		l := sc.lists[term]
+		l := src.list(sc, term)
 		if l == nil {
 			continue
 		}
-		lc := newLensCursor(src.lens[sc.owner])
 		base := uint64(i) << 32
-		docs, tfs := l.docs, l.tfs[:len(l.docs)]
+		docs, post := l.docs, l.post[:len(l.docs)]
 		for len(docs) > 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 			b := buf[:min(len(docs), scanBlock)]
-			ds, ts := docs[:len(b)], tfs[:len(b)]
+			ds, ps := docs[:len(b)], post[:len(b)]
 			for j, d := range ds {
-				b[j] = retrieval.Posting{Doc: base | uint64(d), TF: ts[j], Len: lensOf(lc.bucketOf(d), uint64(d))}
+				setPosting(&b[j], base|uint64(d), ps[j])
 			}
 			fn(b)
-			docs, tfs = docs[len(b):], tfs[len(b):]
+			docs, post = docs[len(b):], post[len(b):]
 		}
 	}
 	return ctx.Err()

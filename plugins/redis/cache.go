@@ -184,6 +184,29 @@ func (c *indexCache) putPostings(owner, iv, scope string, lists map[string]*plis
 	c.grow(n)
 }
 
+// attachLens replaces lists of one scope cached at version iv with their
+// copies with field lengths attached (lists of that version too).
+func (c *indexCache) attachLens(owner, iv, scope string, lists map[string]*plist) {
+	if c == nil || iv == "" || len(lists) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	oc := c.owners[owner]
+	if oc == nil || oc.iv != iv {
+		return
+	}
+	have := oc.posts[scope]
+	var n int64
+	for t, l := range lists {
+		if old, ok := have[t]; ok && old != nil && !old.lens {
+			have[t] = l
+			n += l.size() - old.size()
+		}
+	}
+	c.grow(n)
+}
+
 // lensBuckets copies the cached buckets among want (bucket numbers, each
 // < len(dst)) at version iv into dst and returns the numbers still to read.
 func (c *indexCache) lensBuckets(owner, iv string, want []uint64, dst []string) []uint64 {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/internal/redistest"
-	"github.com/memex-dev/memex/retrieval"
 )
 
 // TestIndexCacheSeesOtherWriters: a store whose index cache is warm sees
@@ -96,7 +95,7 @@ func TestIndexCacheSeesOtherWriters(t *testing.T) {
 func TestIndexCacheBound(t *testing.T) {
 	c := newIndexCache(1000)
 	for i := range 100 {
-		c.putPostings("p", "v1", ownScope, map[string]*plist{string(rune('a'+i%26)) + string(rune('a'+i/26)): {docs: make([]uint32, 10), tfs: make([]retrieval.TF, 10)}})
+		c.putPostings("p", "v1", ownScope, map[string]*plist{string(rune('a'+i%26)) + string(rune('a'+i/26)): {docs: make([]uint32, 10), post: make([]uint64, 10)}})
 		if c.bytes > c.max {
 			t.Fatalf("cache holds %d bytes, bound %d", c.bytes, c.max)
 		}

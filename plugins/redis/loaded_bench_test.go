@@ -12,7 +12,9 @@ import (
 // BenchmarkSearchLoaded measures parallel searches (64 goroutines) over
 // data another run left in Redis, e.g. memex-bench service -keep:
 // MEMEX_BENCH_LOADED="<redis URL> <prefix> <project>". The queries are the
-// questions of the project's newest 2,000 QAs.
+// questions of the project's newest 2,000 QAs (question), or each of them
+// followed by words of another up to ~200 characters, like an agent's
+// prompt (prompt).
 func BenchmarkSearchLoaded(b *testing.B) {
 	f := strings.Fields(os.Getenv("MEMEX_BENCH_LOADED"))
 	if len(f) != 3 {
@@ -40,26 +42,45 @@ func BenchmarkSearchLoaded(b *testing.B) {
 	if len(queries) == 0 {
 		b.Fatal("no QAs under that prefix and project")
 	}
-	for _, q := range queries { // warm the index cache
-		if _, err := s.Search(b.Context(), core.SearchRequest{ProjectID: f[2], Query: q, MinScore: core.DefaultMinScore}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.SetParallelism(32)
-	b.ReportAllocs()
-	b.ResetTimer()
-	var i atomic.Int64
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			q := queries[int(i.Add(1))%len(queries)]
-			if _, err := s.Search(b.Context(), core.SearchRequest{ProjectID: f[2], Query: q, MinScore: core.DefaultMinScore}); err != nil {
-				b.Error(err)
-				return
+	prompts := make([]string, len(queries))
+	for i, q := range queries {
+		p := q + " " + queries[(i*7+13)%len(queries)]
+		if len(p) > 200 {
+			cut := 200
+			for cut > len(q) && p[cut] != ' ' {
+				cut--
 			}
+			p = p[:cut]
 		}
-	})
-	b.StopTimer()
-	s.cache.mu.Lock()
-	b.ReportMetric(float64(s.cache.bytes)/(1<<20), "cacheMiB")
-	s.cache.mu.Unlock()
+		prompts[i] = p
+	}
+	for _, bc := range []struct {
+		name    string
+		queries []string
+	}{{"question", queries}, {"prompt", prompts}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for _, q := range bc.queries { // warm the index cache
+				if _, err := s.Search(b.Context(), core.SearchRequest{ProjectID: f[2], Query: q, MinScore: core.DefaultMinScore}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.SetParallelism(32)
+			b.ReportAllocs()
+			b.ResetTimer()
+			var i atomic.Int64
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					q := bc.queries[int(i.Add(1))%len(bc.queries)]
+					if _, err := s.Search(b.Context(), core.SearchRequest{ProjectID: f[2], Query: q, MinScore: core.DefaultMinScore}); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.StopTimer()
+			s.cache.mu.Lock()
+			b.ReportMetric(float64(s.cache.bytes)/(1<<20), "cacheMiB")
+			s.cache.mu.Unlock()
+		})
+	}
 }

@@ -9,11 +9,57 @@ import (
 // decoding varints again for the scorer, the lens buckets and the rescoring
 // of common terms.
 type plist struct {
-	docs []uint32       // doc ids, ascending
-	tfs  []retrieval.TF // tfs[i] is the term frequency in docs[i]
+	docs []uint32 // doc ids, ascending
+	// post[i] packs the term frequencies of docs[i] and, once attached
+	// (withLens), its field lengths (packPost): a search reads them in
+	// list order, one word per posting, instead of looking each document
+	// up in its lens bucket, scattered over the owner's documents.
+	post []uint64
 	// buckets are the distinct lens buckets (doc / lensBucket) of docs,
-	// ascending: the buckets a search must read to score the list.
+	// ascending: the buckets a search must read to attach the lengths
+	// (nil once attached).
 	buckets []uint32
+	// lens tells whether the field lengths are attached. A list never
+	// changes once shared: attaching makes a new one.
+	lens bool
+}
+
+// packPost packs a posting's term frequencies and field lengths, 16 bits
+// each: tf0, tf1, len0, len1 from the high bits down. Lengths are 16 bits
+// in the lens buckets already; a term frequency above 65535 counts as
+// 65535 (a field that long is past the lens buckets' 16 bits too).
+func packPost(tf retrieval.TF, lens [retrieval.NumFields]uint32) uint64 {
+	return uint64(min(tf[0], 0xffff))<<48 | uint64(min(tf[1], 0xffff))<<32 | uint64(lens[0]&0xffff)<<16 | uint64(lens[1]&0xffff)
+}
+
+// tfOf and lensOfPost unpack a packPost word.
+func tfOf(v uint64) retrieval.TF {
+	return retrieval.TF{uint32(v >> 48), uint32(v>>32) & 0xffff}
+}
+
+func lensOfPost(v uint64) [retrieval.NumFields]uint32 {
+	return [retrieval.NumFields]uint32{uint32(v>>16) & 0xffff, uint32(v) & 0xffff}
+}
+
+// setPosting fills p with posting v of document doc, field by field: a
+// composite literal is built on the stack and copied, with stalls on the
+// partial writes (5× slower in a scan).
+func setPosting(p *retrieval.Posting, doc, v uint64) {
+	p.Doc = doc
+	p.TF[0], p.TF[1] = uint32(v>>48), uint32(v>>32)&0xffff
+	p.Len[0], p.Len[1] = uint32(v>>16)&0xffff, uint32(v)&0xffff
+}
+
+// withLens returns a copy of l with the field lengths of its documents
+// attached, taken from the owner's lens buckets by number ("" or missing:
+// not stored, zero lengths, as lensOf reads them).
+func (l *plist) withLens(buckets []string) *plist {
+	out := &plist{docs: l.docs, post: make([]uint64, len(l.post)), lens: true}
+	lc := newLensCursor(buckets)
+	for i, d := range l.docs {
+		out.post[i] = packPost(tfOf(l.post[i]), lensOf(lc.bucketOf(d), uint64(d)))
+	}
+	return out
 }
 
 // df is the list's document frequency.
@@ -29,7 +75,7 @@ func (l *plist) size() int64 {
 	if l == nil {
 		return 0
 	}
-	return int64(4*cap(l.docs) + 8*cap(l.tfs) + 4*cap(l.buckets) + 80)
+	return int64(4*cap(l.docs) + 8*cap(l.post) + 4*cap(l.buckets) + 88)
 }
 
 // decodeList decodes a packed list (codec.go) as forPostings reads it: a
@@ -41,7 +87,7 @@ func decodeList(list string) *plist {
 	}
 	// A posting is at least 2 bytes: the arrays never grow.
 	n := (len(list) - postingHeader) / 2
-	l := &plist{docs: make([]uint32, 0, n), tfs: make([]retrieval.TF, 0, n)}
+	l := &plist{docs: make([]uint32, 0, n), post: make([]uint64, 0, n)}
 	var doc uint64
 	lastBucket := ^uint32(0)
 	for i := postingHeader; i < len(list); {
@@ -66,7 +112,7 @@ func decodeList(list string) *plist {
 			}
 		}
 		l.docs = append(l.docs, uint32(doc))
-		l.tfs = append(l.tfs, retrieval.TF{uint32(a), uint32(b)})
+		l.post = append(l.post, packPost(retrieval.TF{uint32(a), uint32(b)}, [retrieval.NumFields]uint32{}))
 		if bk := uint32(doc / lensBucket); bk != lastBucket {
 			l.buckets = append(l.buckets, bk)
 			lastBucket = bk
@@ -79,7 +125,7 @@ func decodeList(list string) *plist {
 	// forms are rare): the cache keeps them for long.
 	if cap(l.docs) > len(l.docs)+len(l.docs)/4+8 {
 		l.docs = append([]uint32(nil), l.docs...)
-		l.tfs = append([]retrieval.TF(nil), l.tfs...)
+		l.post = append([]uint64(nil), l.post...)
 	}
 	return l
 }

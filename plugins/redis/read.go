@@ -62,20 +62,33 @@ func (src *source) DocFreq(ctx context.Context, term string) (int64, error) {
 
 func (src *source) Postings(ctx context.Context, term string, fn func(retrieval.Posting) bool) error {
 	for i, sc := range src.scopes {
-		l := sc.lists[term]
+		l := src.list(sc, term)
 		if l == nil {
 			continue
 		}
-		lc := newLensCursor(src.lens[sc.owner])
 		base := uint64(i) << 32
-		tfs := l.tfs[:len(l.docs)]
+		post := l.post[:len(l.docs)]
 		for j, d := range l.docs {
-			if !fn(retrieval.Posting{Doc: base | uint64(d), TF: tfs[j], Len: lensOf(lc.bucketOf(d), uint64(d))}) {
+			var p retrieval.Posting
+			setPosting(&p, base|uint64(d), post[j])
+			if !fn(p) {
 				return nil
 			}
 		}
 	}
 	return ctx.Err()
+}
+
+// list returns sc's list of term (nil: none) with its field lengths
+// attached. newSource attaches them to every list it reads; a list
+// without them (a source built otherwise) gets them here, from src.lens.
+func (src *source) list(sc *scope, term string) *plist {
+	l := sc.lists[term]
+	if l != nil && !l.lens {
+		l = l.withLens(src.lens[sc.owner])
+		sc.lists[term] = l
+	}
+	return l
 }
 
 // lensCursor finds the lens buckets of a doc-ordered list's documents
@@ -107,14 +120,16 @@ func (c *lensCursor) seek(n uint32) {
 // TermFreqs implements retrieval.TermFreqReader over the fetched postings:
 // the scorer's rescoring of common terms for its best candidates walks
 // each term's doc-ordered list once against the sorted candidates (no map
-// lookup, no field lengths decoded per posting), and stops after the last
-// candidate.
+// lookup), and stops after the last candidate. A candidate's field
+// lengths come with it from the first list that holds it (one that none
+// holds scores nothing, whatever its lengths).
 func (src *source) TermFreqs(ctx context.Context, docs []uint64, terms []string, fn func(doc uint64, tfs []retrieval.TF, lens [retrieval.NumFields]uint32)) error {
 	sorted := slices.Clone(docs)
 	slices.Sort(sorted)
 	sorted = slices.Compact(sorted)
 	nt := len(terms)
 	tfs := make([]retrieval.TF, len(sorted)*nt)
+	lens := make([]uint64, len(sorted)) // (packPost: the lengths)
 	for lo := 0; lo < len(sorted); {
 		si := sorted[lo] >> 32
 		hi := lo
@@ -124,7 +139,9 @@ func (src *source) TermFreqs(ctx context.Context, docs []uint64, terms []string,
 		if si < uint64(len(src.scopes)) {
 			sc := src.scopes[si]
 			for j, t := range terms {
-				walkCandidates(sc.lists[t], sorted[lo:hi], func(k int, tf retrieval.TF) { tfs[(lo+k)*nt+j] = tf })
+				walkCandidates(src.list(sc, t), sorted[lo:hi], func(k int, post uint64) {
+					tfs[(lo+k)*nt+j], lens[lo+k] = tfOf(post), post
+				})
 			}
 		}
 		lo = hi
@@ -133,14 +150,7 @@ func (src *source) TermFreqs(ctx context.Context, docs []uint64, terms []string,
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		var lens [retrieval.NumFields]uint32
-		if si := d >> 32; si < uint64(len(src.scopes)) {
-			local := d & (1<<32 - 1)
-			if bs := src.lens[src.scopes[si].owner]; local/lensBucket < uint64(len(bs)) {
-				lens = lensOf(bs[local/lensBucket], local)
-			}
-		}
-		fn(d, tfs[k*nt:(k+1)*nt], lens)
+		fn(d, tfs[k*nt:(k+1)*nt], lensOfPost(lens[k]))
 	}
 	return nil
 }
@@ -150,11 +160,11 @@ func (src *source) TermFreqs(ctx context.Context, docs []uint64, terms []string,
 func (src *source) TermFreqsPerTerm() bool { return true }
 
 // walkCandidates calls fn with the index in cands (sorted, one scope: the
-// low 32 bits are the scope's doc ids) and the term frequency of each
-// candidate l holds: a galloping search from one candidate to the next, so
-// a few hundred candidates in a list of 90k postings touch a fraction of
-// it.
-func walkCandidates(l *plist, cands []uint64, fn func(k int, tf retrieval.TF)) {
+// low 32 bits are the scope's doc ids) and the packed posting (packPost)
+// of each candidate l (lengths attached) holds: a galloping
+// search from one candidate to the next, so a few hundred candidates in a
+// list of 90k postings touch a fraction of it.
+func walkCandidates(l *plist, cands []uint64, fn func(k int, post uint64)) {
 	if l == nil {
 		return
 	}
@@ -165,7 +175,7 @@ func walkCandidates(l *plist, cands []uint64, fn func(k int, tf retrieval.TF)) {
 			return
 		}
 		if uint64(l.docs[i]) == want {
-			fn(k, l.tfs[i])
+			fn(k, l.post[i])
 		}
 	}
 }
@@ -433,13 +443,15 @@ func (s *Store) newSource(ctx context.Context, project, query string, ownOnly bo
 	return src, s.fetchLens(ctx, src)
 }
 
-// fetchLens reads, in one pipeline, the lens buckets of every document in
-// src's postings.
+// fetchLens reads, in one pipeline, the lens buckets of the documents in
+// src's postings whose lists do not have their field lengths attached yet
+// (lists from the index cache usually have), attaches them, and caches the
+// lists so completed at the version they and the buckets are of.
 func (s *Store) fetchLens(ctx context.Context, src *source) error {
 	need := map[string][]bool{} // owner → bucket numbers needed
 	for _, sc := range src.scopes {
 		for _, l := range sc.lists {
-			if len(l.buckets) == 0 {
+			if len(l.buckets) == 0 || l.lens {
 				continue
 			}
 			nb := need[sc.owner]
@@ -464,6 +476,7 @@ func (s *Store) fetchLens(ctx context.Context, src *source) error {
 	var reads []read
 	pipe := s.rdb.Pipeline()
 	ivEnd := map[string]*redis.StringCmd{}
+	lensIV := map[string]string{} // owner → the version its buckets are of ("" unknown)
 	for owner, nb := range need {
 		src.lens[owner] = make([]string, len(nb))
 		var want []uint64
@@ -476,33 +489,51 @@ func (s *Store) fetchLens(ctx context.Context, src *source) error {
 		for _, n := range missing {
 			reads = append(reads, read{owner, n, pipe.Get(ctx, s.k.lens(owner, n*lensBucket))})
 		}
+		lensIV[owner] = src.iv[owner]
 		if len(missing) > 0 && src.iv[owner] != "" {
 			ivEnd[owner] = s.queueIV(ctx, pipe, owner)
 		}
 	}
-	if len(reads) == 0 {
-		return nil
-	}
-	if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
-		return err
-	}
-	got := map[string]map[uint64]string{}
-	for _, r := range reads {
-		v, err := r.cmd.Result()
-		if errors.Is(err, redis.Nil) {
-			v, err = "", nil
-		}
-		if err != nil {
+	if len(reads) > 0 {
+		if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
 			return err
 		}
-		src.lens[r.owner][r.n] = v
-		if got[r.owner] == nil {
-			got[r.owner] = map[uint64]string{}
+		got := map[string]map[uint64]string{}
+		for _, r := range reads {
+			v, err := r.cmd.Result()
+			if errors.Is(err, redis.Nil) {
+				v, err = "", nil
+			}
+			if err != nil {
+				return err
+			}
+			src.lens[r.owner][r.n] = v
+			if got[r.owner] == nil {
+				got[r.owner] = map[uint64]string{}
+			}
+			got[r.owner][r.n] = v
 		}
-		got[r.owner][r.n] = v
+		for owner, bs := range got {
+			lensIV[owner] = stableIV(src.iv[owner], ivEnd[owner])
+			s.cache.putLens(owner, lensIV[owner], bs)
+		}
 	}
-	for owner, bs := range got {
-		s.cache.putLens(owner, stableIV(src.iv[owner], ivEnd[owner]), bs)
+	for _, sc := range src.scopes {
+		var done map[string]*plist
+		for t, l := range sc.lists {
+			if l.lens {
+				continue
+			}
+			l = l.withLens(src.lens[sc.owner])
+			sc.lists[t] = l
+			if done == nil {
+				done = map[string]*plist{}
+			}
+			done[t] = l
+		}
+		if iv := lensIV[sc.owner]; iv != "" && iv == sc.iv {
+			s.cache.attachLens(sc.owner, iv, sc.name, done)
+		}
 	}
 	return nil
 }

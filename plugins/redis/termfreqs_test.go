@@ -102,7 +102,7 @@ func TestTermFreqsMatchPostings(t *testing.T) {
 			})
 			l := sc.lists[term]
 			for i, d := range l.docs {
-				got = append(got, posting{uint64(d), l.tfs[i]})
+				got = append(got, posting{uint64(d), tfOf(l.post[i])})
 			}
 			if diff := cmp.Diff(want, got, cmp.AllowUnexported(posting{})); diff != "" {
 				t.Errorf("scope %d, %s: decoded list differs (-forPostings +decodeList):\n%s", si, term, diff)
