@@ -302,6 +302,7 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 	if r, ok := src.(TermFreqReader); !ok || perTerm(r) {
 		group = 1
 	}
+	r := newRescorer(&sat)
 	for i := scan; i < len(qts); i += group {
 		// (With coordination, final scores are not monotone in partial
 		// scores: floor only.)
@@ -317,7 +318,7 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 			// In doc order for the lookups of rescore (pruning keeps it).
 			sortByDoc(cands, covs)
 		}
-		if err := s.rescore(ctx, src, cands, covs, qts[i:min(i+group, len(qts))], sat); err != nil {
+		if err := s.rescore(ctx, src, r, cands, covs, qts[i:min(i+group, len(qts))]); err != nil {
 			return nil, err
 		}
 	}
@@ -451,56 +452,77 @@ func perTerm(r TermFreqReader) bool {
 	return ok && p.TermFreqsPerTerm()
 }
 
+// rescorer adds the contributions of deferred terms to candidates (in
+// doc order; covs, when not nil, gets the weights of the terms each
+// contains). One serves every call of a search: its callbacks are made
+// once, and its buffers reused.
+type rescorer struct {
+	cands []Hit
+	covs  []float64
+	terms []queryTerm
+	sat   *saturation
+	cur   docCursor
+	idf   float64 // the term being read (postings path)
+	docs  []uint64
+	names []string
+	byTF  func(doc uint64, tfs []TF, lens [NumFields]uint32)
+	add   func([]Posting)
+}
+
+func newRescorer(sat *saturation) *rescorer {
+	r := &rescorer{sat: sat}
+	r.byTF = func(doc uint64, tfs []TF, lens [NumFields]uint32) {
+		i, ok := r.cur.find(doc)
+		if !ok {
+			return
+		}
+		for j, q := range r.terms {
+			if j < len(tfs) {
+				if v := r.sat.of(tfs[j], lens); v > 0 {
+					r.cands[i].Score += q.idf * v
+					if r.covs != nil {
+						r.covs[i] += q.idf
+					}
+				}
+			}
+		}
+	}
+	r.add = func(ps []Posting) {
+		idf, sat := r.idf, r.sat
+		for _, p := range ps {
+			if i, ok := r.cur.find(p.Doc); ok {
+				if v := sat.of(p.TF, p.Len); v > 0 {
+					r.cands[i].Score += idf * v
+					if r.covs != nil {
+						r.covs[i] += idf
+					}
+				}
+			}
+		}
+	}
+	return r
+}
+
 // rescore adds the contributions of terms to cands, which are in doc
 // order (and, when covs is not nil, their weights to the covs of those
 // containing them).
-func (s *Scorer) rescore(ctx context.Context, src Source, cands []Hit, covs []float64, terms []queryTerm, sat saturation) error {
-	if r, ok := src.(TermFreqReader); ok {
-		docs := make([]uint64, len(cands))
-		for i, c := range cands {
-			docs[i] = c.Doc
+func (s *Scorer) rescore(ctx context.Context, src Source, r *rescorer, cands []Hit, covs []float64, terms []queryTerm) error {
+	r.cands, r.covs, r.terms = cands, covs, terms
+	if tr, ok := src.(TermFreqReader); ok {
+		r.docs = slices.Grow(r.docs[:0], len(cands))
+		for _, c := range cands {
+			r.docs = append(r.docs, c.Doc)
 		}
-		names := make([]string, len(terms))
-		for i, q := range terms {
-			names[i] = q.term
+		r.names = slices.Grow(r.names[:0], len(terms))
+		for _, q := range terms {
+			r.names = append(r.names, q.term)
 		}
-		cur := docCursor{hits: cands}
-		return r.TermFreqs(ctx, docs, names, func(doc uint64, tfs []TF, lens [NumFields]uint32) {
-			i, ok := cur.find(doc)
-			if !ok {
-				return
-			}
-			for j, q := range terms {
-				if j < len(tfs) {
-					if v := sat.of(tfs[j], lens); v > 0 {
-						cands[i].Score += q.idf * v
-						if covs != nil {
-							covs[i] += q.idf
-						}
-					}
-				}
-			}
-		})
+		r.cur = docCursor{hits: cands}
+		return tr.TermFreqs(ctx, r.docs, r.names, r.byTF)
 	}
-	var q queryTerm
-	var cur docCursor
-	add := func(ps []Posting) {
-		idf, sat := q.idf, &sat
-		for _, p := range ps {
-			if i, ok := cur.find(p.Doc); ok {
-				if v := sat.of(p.TF, p.Len); v > 0 {
-					cands[i].Score += idf * v
-					if covs != nil {
-						covs[i] += idf
-					}
-				}
-			}
-		}
-	}
-	for _, q = range terms {
-		cur = docCursor{hits: cands}
-		err := s.scanBlocks(ctx, src, q.term, add)
-		if err != nil {
+	for _, q := range terms {
+		r.idf, r.cur = q.idf, docCursor{hits: cands}
+		if err := s.scanBlocks(ctx, src, q.term, r.add); err != nil {
 			return err
 		}
 	}
