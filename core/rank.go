@@ -33,9 +33,16 @@ func levelBoost(level int) float64 { return min(0.08, 0.02*float64(max(level, 0)
 // (limit ≤ 0 keeps all). Every backend calls it so the same records rank the
 // same everywhere.
 func Rank(ms []Match, minScore float64, limit int, explain bool) []Match {
-	out := ms[:0:0]
+	keep := func(m *Match) bool { return m.Status != StatusDeprecated && m.Relevance >= minScore }
+	n := 0
+	for i := range ms {
+		if keep(&ms[i]) {
+			n++
+		}
+	}
+	out := make([]Match, 0, n) // (a Match is large: one allocation, not one per doubling)
 	for _, m := range ms {
-		if m.Status == StatusDeprecated || m.Relevance < minScore {
+		if !keep(&m) {
 			continue
 		}
 		m.Score = RankScore(m.Relevance, m.Trust, m.Freshness, m.ValidationLevel, m.Status)
