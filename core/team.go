@@ -2,6 +2,8 @@ package core
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -15,6 +17,30 @@ type Receipt struct {
 	QAIDs     []string  `json:"qa_ids"`
 	IssuedAt  time.Time `json:"issued_at"`
 	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// ItemReceiptID is the id of the per-QA receipt for the n-th (from 1) QA
+// of the search receipt search: "<search>.<n>". A search issues one
+// receipt for its whole result and one per QA it served (SPEC §5.4).
+func ItemReceiptID(search string, n int) string { return search + "." + strconv.Itoa(n) }
+
+// SplitReceiptID splits a per-QA receipt id into its search receipt and n
+// (ItemReceiptID); for any other id it returns the id and 0.
+func SplitReceiptID(id string) (search string, n int) {
+	i := strings.LastIndexByte(id, '.')
+	if i <= 0 || i == len(id)-1 || len(id)-i > 7 {
+		return id, 0
+	}
+	for _, r := range id[i+1:] {
+		if r < '0' || r > '9' {
+			return id, 0
+		}
+		n = 10*n + int(r-'0')
+	}
+	if n == 0 || id[i+1] == '0' {
+		return id, 0 // not written by ItemReceiptID
+	}
+	return id[:i], n
 }
 
 // Receipts stores receipts. Issue is idempotent per receipt id. Redeem marks

@@ -3,8 +3,6 @@ package service
 import (
 	"context"
 	"errors"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/labstack/echo/v4"
@@ -45,7 +43,7 @@ func (s *Server) issueReceipts(ctx context.Context, c echo.Context, project stri
 	rs := make([]core.Receipt, 0, len(qaIDs)+1)
 	rs = append(rs, mk(base, append([]string{}, qaIDs...)))
 	for i, id := range qaIDs {
-		rs = append(rs, mk(base+"."+strconv.Itoa(i+1), []string{id}))
+		rs = append(rs, mk(core.ItemReceiptID(base, i+1), []string{id}))
 	}
 	ok := make([]bool, len(rs))
 	if b, isBatch := s.receipts.(receiptBatcher); isBatch {
@@ -103,16 +101,8 @@ func (s *Server) receiptFailed(project string, err error) {
 // searchReceipt maps a per-QA receipt id ("<search receipt>.<n>") to its
 // search receipt, so a hit report may quote any match's receipt_id.
 func searchReceipt(id string) string {
-	i := strings.LastIndexByte(id, '.')
-	if i <= 0 || i == len(id)-1 {
-		return id
-	}
-	for _, r := range id[i+1:] {
-		if r < '0' || r > '9' {
-			return id
-		}
-	}
-	return id[:i]
+	search, _ := core.SplitReceiptID(id)
+	return search
 }
 
 // receiptVerdict says whether a report counts. enforced is false when

@@ -272,31 +272,56 @@ return {2}
 
 // redeemReceiptScript marks a receipt used by a source, once.
 //
-//	KEYS[1] receipt key; ARGV[1] source
+//	KEYS[1] the receipt's key; KEYS[2] its search receipt's key (the same
+//	for a search receipt); ARGV[1] source; ARGV[2] n, its place among the
+//	search receipt's per-QA receipts (0 for a search receipt)
 //
 // A receipt is a string (receiptValue: a state byte, 'n' new or 'u' used,
-// the source, NUL, the JSON) written by a plain SET NX; receipts issued
-// before that (a hash: j = JSON, src, used) are still redeemed until they
+// the source, NUL, the JSON) written by a plain SET NX, or, for a search
+// receipt and all its per-QA receipts, one string under the search
+// receipt's key ('F', the count, ':', a state byte each, the source, NUL,
+// the JSON). A per-QA receipt with its own key (stored alone, or by an
+// earlier version) is found there first. Receipts issued as hashes (j =
+// JSON, src, used) by earlier versions are still redeemed until they
 // expire.
 //
 // Returns {0} unknown/expired, {1} another source's, {2} already used,
-// {3, JSON} redeemed now.
+// {3, JSON, n} redeemed now (the JSON is the search receipt's when n > 0).
 var redeemReceiptScript = &script{src: `
-local t = redis.call('TYPE', KEYS[1])['ok']
-if t == 'hash' then
-  local r = redis.call('HMGET', KEYS[1], 'j', 'src', 'used')
+local key, n = KEYS[1], 0
+local t = redis.call('TYPE', key)['ok']
+if t == 'none' and tonumber(ARGV[2]) > 0 then
+  key, n = KEYS[2], tonumber(ARGV[2])
+  t = redis.call('TYPE', key)['ok']
+end
+if t == 'hash' and n == 0 then
+  local r = redis.call('HMGET', key, 'j', 'src', 'used')
   if not r[1] then return {0} end
   if r[2] ~= ARGV[1] then return {1} end
   if r[3] == '1' then return {2} end
-  redis.call('HSET', KEYS[1], 'used', '1')
-  return {3, r[1]}
+  redis.call('HSET', key, 'used', '1')
+  return {3, r[1], 0}
 end
 if t ~= 'string' then return {0} end
-local v = redis.call('GET', KEYS[1])
+local v = redis.call('GET', key)
+if string.sub(v, 1, 1) == 'F' then
+  local m, rest = string.match(v, '^F(%d+):(.*)$')
+  if not m then return {0} end
+  m = tonumber(m)
+  if n > m then return {0} end
+  local src, j = string.match(string.sub(rest, m + 2), '^(.*)%z([^%z]*)$')
+  if not src then return {0} end
+  if src ~= ARGV[1] then return {1} end
+  local off = #v - #rest + n
+  if string.sub(v, off + 1, off + 1) ~= 'n' then return {2} end
+  redis.call('SETRANGE', key, off, 'u')
+  return {3, j, n}
+end
+if n > 0 then return {0} end
 local state, src, j = string.match(v, '^([nu])(.*)%z([^%z]*)$')
 if not state then return {0} end
 if src ~= ARGV[1] then return {1} end
 if state == 'u' then return {2} end
-redis.call('SETRANGE', KEYS[1], 0, 'u')
-return {3, j}
+redis.call('SETRANGE', key, 0, 'u')
+return {3, j, 0}
 `}

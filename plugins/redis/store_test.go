@@ -348,6 +348,124 @@ func TestReceiptsLegacyHash(t *testing.T) {
 	}
 }
 
+// TestReceiptFamily: a search receipt issued with all its per-QA receipts
+// is one key; each of them is redeemed once, by its own source, as the
+// receipt of its QA; a family missing a member, and per-QA receipts with
+// their own keys (as earlier versions stored them), are stored and
+// redeemed one by one.
+func TestReceiptFamily(t *testing.T) {
+	s := newShared(t)
+	now := time.Now().UTC()
+	family := func(base string, qas ...string) []core.Receipt {
+		mk := func(id string, ids []string) core.Receipt {
+			return core.Receipt{ID: id, ProjectID: "p", Source: "key-a", QAIDs: ids, IssuedAt: now, ExpiresAt: now.Add(time.Hour)}
+		}
+		rs := []core.Receipt{mk(base, qas)}
+		for i, q := range qas {
+			rs = append(rs, mk(core.ItemReceiptID(base, i+1), []string{q}))
+		}
+		return rs
+	}
+	keysOf := func(pattern string) int {
+		n, err := s.rdb.Keys(t.Context(), s.k.receipt("p", pattern)).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(n)
+	}
+	rs := family("fam", "q1", "q2", "q3")
+	for i, err := range s.IssueReceipts(t.Context(), rs) {
+		if err != nil {
+			t.Fatalf("receipt %d: %v", i, err)
+		}
+	}
+	if n := keysOf("fam*"); n != 1 {
+		t.Fatalf("a search receipt and its 3 per-QA receipts take %d keys, want 1", n)
+	}
+	// A retried issue changes nothing.
+	for _, err := range s.IssueReceipts(t.Context(), rs) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.RedeemReceipt(t.Context(), "p", "fam.2", "key-b", now); !errors.Is(err, core.ErrConflict) {
+		t.Errorf("another source: %v, want ErrConflict", err)
+	}
+	got, err := s.RedeemReceipt(t.Context(), "p", "fam.2", "key-a", now)
+	if err != nil || got.ID != "fam.2" || !slices.Equal(got.QAIDs, []string{"q2"}) || got.Source != "key-a" || got.ProjectID != "p" {
+		t.Fatalf("redeem fam.2: %+v %v", got, err)
+	}
+	if _, err := s.RedeemReceipt(t.Context(), "p", "fam.2", "key-a", now); !errors.Is(err, core.ErrConflict) {
+		t.Errorf("fam.2 again: %v, want ErrConflict", err)
+	}
+	for _, id := range []string{"fam.4", "fam.0", "other.1"} {
+		if _, err := s.RedeemReceipt(t.Context(), "p", id, "key-a", now); !errors.Is(err, core.ErrNotFound) {
+			t.Errorf("%s: %v, want ErrNotFound", id, err)
+		}
+	}
+	got, err = s.RedeemReceipt(t.Context(), "p", "fam", "key-a", now)
+	if err != nil || got.ID != "fam" || !slices.Equal(got.QAIDs, []string{"q1", "q2", "q3"}) {
+		t.Fatalf("redeem the search receipt: %+v %v", got, err)
+	}
+	if _, err := s.RedeemReceipt(t.Context(), "p", "fam", "key-a", now); !errors.Is(err, core.ErrConflict) {
+		t.Errorf("the search receipt again: %v, want ErrConflict", err)
+	}
+	for _, id := range []string{"fam.1", "fam.3"} { // the others are still new
+		if got, err := s.RedeemReceipt(t.Context(), "p", id, "key-a", now); err != nil || got.ID != id {
+			t.Errorf("redeem %s after the others: %+v %v", id, got, err)
+		}
+	}
+	if _, err := s.RedeemReceipt(t.Context(), "p", "fam.1", "key-a", now.Add(2*time.Hour)); !errors.Is(err, core.ErrConflict) {
+		t.Errorf("fam.1 again, later: %v, want ErrConflict", err)
+	}
+
+	// Without one of its per-QA receipts, a search receipt is stored alone,
+	// and so is each per-QA receipt given.
+	part := family("part", "q1", "q2")
+	part = append(part[:1], part[2:]...)
+	for _, err := range s.IssueReceipts(t.Context(), part) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := keysOf("part*"); n != 2 {
+		t.Fatalf("a partial family takes %d keys, want 2", n)
+	}
+	if _, err := s.RedeemReceipt(t.Context(), "p", "part.1", "key-a", now); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("part.1, never issued: %v, want ErrNotFound", err)
+	}
+	if got, err := s.RedeemReceipt(t.Context(), "p", "part.2", "key-a", now); err != nil || !slices.Equal(got.QAIDs, []string{"q2"}) {
+		t.Errorf("part.2: %+v %v", got, err)
+	}
+
+	// A per-QA receipt stored on its own (by an earlier version) beside a
+	// family under its search receipt: its own key wins.
+	old := family("mix", "q1")
+	for _, err := range s.IssueReceipts(t.Context(), old[:1]) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	solo := old[1]
+	solo.QAIDs = []string{"q9"}
+	if err := s.IssueReceipt(t.Context(), solo); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.RedeemReceipt(t.Context(), "p", "mix.1", "key-a", now); err != nil || !slices.Equal(got.QAIDs, []string{"q9"}) {
+		t.Errorf("mix.1: %+v %v, want its own key's receipt (q9)", got, err)
+	}
+	// A receipt's expiry still holds.
+	exp := family("late", "q1")
+	for _, err := range s.IssueReceipts(t.Context(), exp) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.RedeemReceipt(t.Context(), "p", "late.1", "key-a", now.Add(2*time.Hour)); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("expired per-QA receipt: %v, want ErrNotFound", err)
+	}
+}
+
 func TestAudit(t *testing.T) {
 	s := newShared(t, WithAuditCap(50))
 	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)

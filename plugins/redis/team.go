@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -19,9 +21,12 @@ func (s *Store) IssueReceipt(ctx context.Context, r core.Receipt) error {
 }
 
 // IssueReceipts stores several receipts in one round trip (a search issues
-// one per match and one for the whole result). errs[i] is receipt i's
-// error; each receipt is stored on its own (idempotent per id: a plain
-// SET NX, so a retried write never resets a receipt already redeemed).
+// one for the whole result and one per match). errs[i] is receipt i's
+// error. A search receipt given with every per-QA receipt of its QAs
+// (core.ItemReceiptID, same project, source and window, each naming its
+// QA) is stored as one key for all of them (receiptFamily); any other
+// receipt on its own. Idempotent per id: a plain SET NX, so a retried
+// write never resets a receipt already redeemed.
 func (s *Store) IssueReceipts(ctx context.Context, rs []core.Receipt) (errs []error) {
 	const op = "issue receipt"
 	errs = make([]error, len(rs))
@@ -30,8 +35,12 @@ func (s *Store) IssueReceipts(ctx context.Context, rs []core.Receipt) (errs []er
 		cmd *redis.Cmd
 	}
 	var qs []queued
+	owner := receiptFamilies(rs) // receipt index → its family's search receipt, or itself
 	pipe := s.rdb.Pipeline()
 	for i, r := range rs {
+		if owner[i] != i {
+			continue // stored with its search receipt
+		}
 		if err := core.ValidateProjectID(r.ProjectID); err != nil {
 			errs[i] = fmt.Errorf("redis: %s: %w", op, err)
 			continue
@@ -49,33 +58,113 @@ func (s *Store) IssueReceipts(ctx context.Context, rs []core.Receipt) (errs []er
 			errs[i] = fmt.Errorf("redis: %s: %w", op, err)
 			continue
 		}
-		cmd := pipe.Do(ctx, "set", s.k.receipt(r.ProjectID, r.ID), receiptValue(r.Source, body), "nx", "pxat", r.ExpiresAt.UnixMilli())
+		items := -1
+		if countOwned(owner, i) > 1 {
+			items = len(r.QAIDs)
+		}
+		cmd := pipe.Do(ctx, "set", s.k.receipt(r.ProjectID, r.ID), receiptValue(r.Source, body, items), "nx", "pxat", r.ExpiresAt.UnixMilli())
 		qs = append(qs, queued{i: i, cmd: cmd})
 	}
-	if len(qs) == 0 {
-		return errs
-	}
-	var gone *abandonedError
-	if err := s.batch.exec(ctx, pipe); errors.As(err, &gone) {
-		for _, q := range qs {
-			errs[q.i] = s.wrap(ctx, op, err)
+	if len(qs) > 0 {
+		var gone *abandonedError
+		if err := s.batch.exec(ctx, pipe); errors.As(err, &gone) {
+			for _, q := range qs {
+				errs[q.i] = s.wrap(ctx, op, err)
+			}
+		} else {
+			// Else each command carries its own error.
+			for _, q := range qs {
+				// redis.Nil: the receipt was stored already (a retry).
+				if err := q.cmd.Err(); err != nil && !errors.Is(err, redis.Nil) {
+					errs[q.i] = s.wrap(ctx, op, err)
+				}
+			}
 		}
-		return errs
 	}
-	// Else each command carries its own error.
-	for _, q := range qs {
-		// redis.Nil: the receipt was stored already (a retry).
-		if err := q.cmd.Err(); err != nil && !errors.Is(err, redis.Nil) {
-			errs[q.i] = s.wrap(ctx, op, err)
+	for i, o := range owner {
+		if o != i {
+			errs[i] = errs[o]
 		}
 	}
 	return errs
 }
 
+// countOwned is the number of receipts owner assigns to o (o included).
+func countOwned(owner []int, o int) int {
+	n := 0
+	for _, x := range owner {
+		if x == o {
+			n++
+		}
+	}
+	return n
+}
+
+// receiptFamilies returns, for each of rs, the index of the search
+// receipt whose key stores it: its own index, unless it is the n-th
+// per-QA receipt of a search receipt in rs that comes with all of its
+// per-QA receipts (exactly once each, same project, source and window,
+// receipt n naming exactly the search receipt's n-th QA).
+func receiptFamilies(rs []core.Receipt) []int {
+	owner := make([]int, len(rs))
+	search := map[string]int{} // project NUL id → index of a search receipt
+	for i, r := range rs {
+		owner[i] = i
+		if _, n := core.SplitReceiptID(r.ID); n == 0 && len(r.QAIDs) > 0 {
+			search[r.ProjectID+"\x00"+r.ID] = i
+		}
+	}
+	members := map[int][]int{} // search receipt → its per-QA receipts by n-1 (-1: missing)
+	for i, r := range rs {
+		base, n := core.SplitReceiptID(r.ID)
+		if n == 0 {
+			continue
+		}
+		b, ok := search[r.ProjectID+"\x00"+base]
+		if !ok {
+			continue
+		}
+		br := rs[b]
+		if n > len(br.QAIDs) || len(r.QAIDs) != 1 || r.QAIDs[0] != br.QAIDs[n-1] || r.Source != br.Source ||
+			!r.IssuedAt.Equal(br.IssuedAt) || !r.ExpiresAt.Equal(br.ExpiresAt) {
+			continue
+		}
+		m := members[b]
+		if m == nil {
+			m = make([]int, len(br.QAIDs))
+			for j := range m {
+				m[j] = -1
+			}
+			members[b] = m
+		}
+		if m[n-1] != -1 {
+			m[n-1] = -2 // twice: no family
+			continue
+		}
+		m[n-1] = i
+	}
+	for b, m := range members {
+		if slices.ContainsFunc(m, func(i int) bool { return i < 0 }) {
+			continue
+		}
+		for _, i := range m {
+			owner[i] = b
+		}
+	}
+	return owner
+}
+
 // receiptValue is a new receipt as stored: the state byte 'n' (redeeming
-// turns it to 'u'), the source, NUL, the JSON (which has no raw NUL).
-func receiptValue(source string, body []byte) string {
-	return "n" + source + "\x00" + string(body)
+// turns it to 'u'), the source, NUL, the JSON (which has no raw NUL). A
+// search receipt stored with its items per-QA receipts (items ≥ 0) starts
+// with 'F', the number of items and ':', then one state byte for itself
+// and one per item, the source, NUL, the JSON: receipt n is redeemed by
+// turning state byte n to 'u'.
+func receiptValue(source string, body []byte, items int) string {
+	if items < 0 {
+		return "n" + source + "\x00" + string(body)
+	}
+	return "F" + strconv.Itoa(items) + ":" + strings.Repeat("n", items+1) + source + "\x00" + string(body)
 }
 
 // RedeemReceipt marks a receipt used by source, once.
@@ -87,7 +176,8 @@ func (s *Store) RedeemReceipt(ctx context.Context, projectID, receiptID, source 
 	if receiptID == "" || len(receiptID) > core.MaxQAIDLen {
 		return core.Receipt{}, fmt.Errorf("redis: %s: %w", op, core.ErrNotFound)
 	}
-	v, err := s.eval(ctx, redeemReceiptScript.get(), []string{s.k.receipt(projectID, receiptID)}, source).Slice()
+	search, n := core.SplitReceiptID(receiptID)
+	v, err := s.eval(ctx, redeemReceiptScript.get(), []string{s.k.receipt(projectID, receiptID), s.k.receipt(projectID, search)}, source, n).Slice()
 	if err != nil {
 		return core.Receipt{}, s.wrap(ctx, op, err)
 	}
@@ -104,6 +194,13 @@ func (s *Store) RedeemReceipt(ctx context.Context, projectID, receiptID, source 
 	var r core.Receipt
 	if err := json.Unmarshal([]byte(body), &r); err != nil {
 		return core.Receipt{}, fmt.Errorf("redis: %s: receipt %s is corrupt", op, receiptID)
+	}
+	if item, _ := v[2].(int64); item > 0 {
+		// A per-QA receipt kept with its search receipt.
+		if item > int64(len(r.QAIDs)) {
+			return core.Receipt{}, fmt.Errorf("redis: %s: receipt %s is corrupt", op, receiptID)
+		}
+		r.ID, r.QAIDs = receiptID, []string{r.QAIDs[item-1]}
 	}
 	if !now.Before(r.ExpiresAt) {
 		return core.Receipt{}, fmt.Errorf("redis: %s: receipt %s expired: %w", op, receiptID, core.ErrNotFound)
