@@ -35,7 +35,13 @@ func (s *Store) IssueReceipts(ctx context.Context, rs []core.Receipt) (errs []er
 		cmd *redis.Cmd
 	}
 	var qs []queued
-	owner := receiptFamilies(rs) // receipt index → its family's search receipt, or itself
+	owner := receiptFamilies(rs)    // receipt index → its family's search receipt, or itself
+	family := make([]bool, len(rs)) // a search receipt that stores per-QA receipts too
+	for i, o := range owner {
+		if o != i {
+			family[o] = true
+		}
+	}
 	pipe := s.rdb.Pipeline()
 	for i, r := range rs {
 		if owner[i] != i {
@@ -59,7 +65,7 @@ func (s *Store) IssueReceipts(ctx context.Context, rs []core.Receipt) (errs []er
 			continue
 		}
 		items := -1
-		if countOwned(owner, i) > 1 {
+		if family[i] {
 			items = len(r.QAIDs)
 		}
 		cmd := pipe.Do(ctx, "set", s.k.receipt(r.ProjectID, r.ID), receiptValue(r.Source, body, items), "nx", "pxat", r.ExpiresAt.UnixMilli())
@@ -87,17 +93,6 @@ func (s *Store) IssueReceipts(ctx context.Context, rs []core.Receipt) (errs []er
 		}
 	}
 	return errs
-}
-
-// countOwned is the number of receipts owner assigns to o (o included).
-func countOwned(owner []int, o int) int {
-	n := 0
-	for _, x := range owner {
-		if x == o {
-			n++
-		}
-	}
-	return n
 }
 
 // receiptFamilies returns, for each of rs, the index of the search
