@@ -14,8 +14,9 @@ import (
 // it read (the same guarantee as reading everything). Data read after iv
 // is tagged with that iv: it may be newer, never older, and the next change
 // of iv drops it. A token, not a counter: a server restored from an older
-// snapshot never matches data cached from a newer one. Records (trust
-// state changes on every validation) are never cached.
+// snapshot never matches data cached from a newer one. Records (their trust
+// state changes at every validation) are not kept here but by headMemo,
+// which follows each project's change feed.
 //
 // The cache is bounded by bytes; past the bound it is emptied (simple, and
 // the next searches refill what is hot).
@@ -289,81 +290,4 @@ func addNew(dst, src map[uint64]string) int64 {
 		}
 	}
 	return n
-}
-
-// headMemo remembers decoded record heads by the record's exact value. A
-// search reads every candidate's record from Redis each time (the trust
-// state changes on every validation: records are never cached), but a
-// value equal to one decoded before decodes to the same head, so the JSON
-// is decoded once per version of a record. Two generations bound it: when
-// the current one holds max/2 bytes it becomes the old one and the old one
-// is dropped; a hit in the old one moves to the current one. The heads are
-// shared: callers only read them.
-type headMemo struct {
-	max int64
-
-	mu       sync.Mutex
-	bytes    int64
-	cur, old map[headKey]*stored
-}
-
-func newHeadMemo(max int64) *headMemo {
-	if max <= 0 {
-		return nil
-	}
-	return &headMemo{max: max, cur: map[headKey]*stored{}}
-}
-
-type headKey struct{ owner, id string }
-
-// headSize is a head's approximate memory: its value and decoded fields.
-func headSize(k headKey, st *stored) int64 {
-	return int64(len(k.owner) + len(k.id) + len(st.raw) + 400)
-}
-
-// get sets out[i] to the head decoded from exactly raws[i] (the record
-// ids[i] of owners[i]) where remembered.
-func (m *headMemo) get(owners, ids, raws []string, out []*stored) {
-	if m == nil {
-		return
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for i, raw := range raws {
-		if raw == "" {
-			continue
-		}
-		k := headKey{owners[i], ids[i]}
-		if st := m.cur[k]; st != nil && st.raw == raw {
-			out[i] = st
-		} else if st := m.old[k]; st != nil && st.raw == raw {
-			m.putLocked(k, st)
-			out[i] = st
-		}
-	}
-}
-
-// put remembers the heads of sts (nil entries skipped).
-func (m *headMemo) put(sts []*stored) {
-	if m == nil {
-		return
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, st := range sts {
-		if st != nil {
-			m.putLocked(headKey{st.project, st.ID}, st)
-		}
-	}
-}
-
-func (m *headMemo) putLocked(k headKey, st *stored) {
-	if prev := m.cur[k]; prev != nil {
-		m.bytes -= headSize(k, prev)
-	}
-	m.cur[k] = st
-	m.bytes += headSize(k, st)
-	if m.bytes > m.max/2 {
-		m.old, m.cur, m.bytes = m.cur, map[headKey]*stored{}, 0
-	}
 }

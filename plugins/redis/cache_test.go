@@ -117,9 +117,9 @@ func TestHeadMemoBound(t *testing.T) {
 	m := newHeadMemo(20_000)
 	raw := string(make([]byte, 600))
 	head := func(id string) *stored { return &stored{ID: id, project: "p", raw: raw} }
-	m.put([]*stored{head("keep")})
+	m.put([]*stored{head("keep")}, nil)
 	for i := range 200 {
-		m.put([]*stored{head(strconv.Itoa(i))})
+		m.put([]*stored{head(strconv.Itoa(i))}, nil)
 		out := make([]*stored, 1)
 		m.get([]string{"p"}, []string{"keep"}, []string{raw}, out) // keeps "keep" hot
 		if out[0] == nil {
@@ -138,7 +138,7 @@ func TestHeadMemoBound(t *testing.T) {
 		t.Error("a zero bound should disable the memo")
 	}
 	var off *headMemo
-	off.put([]*stored{head("a")})
+	off.put([]*stored{head("a")}, nil)
 	off.get([]string{"p"}, []string{"a"}, []string{raw}, out[:1])
 }
 

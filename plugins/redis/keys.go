@@ -8,6 +8,7 @@ package redisstore
 import (
 	"hash/fnv"
 	"strconv"
+	"strings"
 )
 
 type keys struct{ prefix string }
@@ -47,8 +48,9 @@ func (k keys) hashes(p, field string) string {
 // hashBuckets is the number of content-hash index buckets per project.
 const hashBuckets = 1024
 
-// stats holds collection statistics per scope ("n:"/"q:"/"a:" + scope)
-// and the document id sequence ("seq").
+// stats holds collection statistics per scope ("n:"/"q:"/"a:" + scope),
+// the document id sequence ("seq"), the index version ("iv") and the
+// record version ("hv": "<seq>.<token>", see changes).
 func (k keys) stats(p string) string { return k.tag(p) + "stats" }
 
 // post is the packed posting list of term in scope of p (scope "o" = the
@@ -100,6 +102,41 @@ func (k keys) sharers(p string) string { return k.tag(p) + "sharers" }
 
 // sharedIn maps a qa_id shared with p to its owning project.
 func (k keys) sharedIn(p string) string { return k.tag(p) + "shin" }
+
+// changes is the project's change feed: a list, newest first, of one entry
+// per write that changed records or the reputation book, "<hv before>
+// <ids>" (ids space-separated, "~" for the reputation book, "*" for more
+// than maxChangedIDs), capped at changesCap entries. A search's record
+// memo follows it from the hv it last saw (changesScript) instead of
+// reading every candidate's record again.
+func (k keys) changes(p string) string { return k.tag(p) + "chg" }
+
+// changesCap bounds the change feed; a memo more writes behind starts over.
+const changesCap = 512
+
+// maxChangedIDs is the most record ids one feed entry lists.
+const maxChangedIDs = 32
+
+// written tells, of a key a write changes, whether it is a QA record (id)
+// or the reputation book (rep), and its project.
+func (k keys) written(key string) (project, id string, rep bool) {
+	if len(key) < len(k.prefix)+2 || key[:len(k.prefix)] != k.prefix || key[len(k.prefix):len(k.prefix)+2] != ":{" {
+		return "", "", false
+	}
+	end := strings.Index(key[len(k.prefix)+2:], "}:")
+	if end < 0 {
+		return "", "", false
+	}
+	start := len(k.prefix) + 2
+	project, rest := key[start:start+end], key[start+end+2:]
+	switch {
+	case strings.HasPrefix(rest, "qa:"):
+		return project, rest[3:], false
+	case rest == "rep":
+		return project, "", true
+	}
+	return project, "", false
+}
 
 // Scopes of the inverted index kept under a project's tag.
 const ownScope = "o"

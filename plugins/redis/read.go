@@ -23,6 +23,7 @@ import (
 type scope struct {
 	owner, name string
 	iv          string // the owner's index version read with the stats
+	hv          string // the owner's record version read with the stats
 	docs        int64
 	lens        [retrieval.NumFields]int64
 	lists       map[string]*plist // term → decoded postings (nil: none)
@@ -38,6 +39,9 @@ type source struct {
 	lens map[string][]string
 	// iv is each owner's index version (indexCache).
 	iv map[string]string
+	// hv is each owner's record version (headMemo): read with the stats,
+	// then the one the memo is at (followChanges).
+	hv map[string]string
 	// terms are the query's distinct terms (the scorer's SearchTerms).
 	terms []string
 	// buf holds TermFreqs' buffers (a source serves one search, one call
@@ -282,7 +286,7 @@ type scopeCmds struct {
 
 func (s *Store) queueScope(ctx context.Context, pipe redis.Pipeliner, sc *scope, terms []string) *scopeCmds {
 	c := &scopeCmds{sc: sc, cached: make(map[string]*plist, len(terms))}
-	c.stats = pipe.HMGet(ctx, s.k.stats(sc.owner), "n:"+sc.name, "q:"+sc.name, "a:"+sc.name, "iv")
+	c.stats = pipe.HMGet(ctx, s.k.stats(sc.owner), "n:"+sc.name, "q:"+sc.name, "a:"+sc.name, "iv", "hv")
 	if s.cache.isEmpty(sc.owner) {
 		c.empty, c.terms, c.tc = true, terms, &termCmds{}
 		return c
@@ -339,6 +343,7 @@ func (s *Store) fill(c *scopeCmds) (stale []string, err error) {
 	}
 	sc := c.sc
 	iv, _ := vals[3].(string)
+	sc.hv, _ = vals[4].(string)
 	if len(c.tc.terms) > 0 {
 		sc.iv = stableIV(iv, c.ivEnd)
 	} else if s.cache != nil {
@@ -392,7 +397,7 @@ func (s *Store) setLists(sc *scope, lists map[string]*plist) {
 // the index cache holds at the owner's current version are not read.
 func (s *Store) newSource(ctx context.Context, project, query string, ownOnly bool) (*source, error) {
 	terms := s.queryTerms(query)
-	src := &source{iv: map[string]string{}, terms: terms}
+	src := &source{iv: map[string]string{}, hv: map[string]string{}, terms: terms}
 	var sharers *redis.StringSliceCmd
 	round := func(owners, names []string, withSharers bool) error {
 		pipe := s.rdb.Pipeline()
@@ -420,7 +425,7 @@ func (s *Store) newSource(ctx context.Context, project, query string, ownOnly bo
 			if err != nil {
 				return err
 			}
-			src.iv[c.sc.owner] = c.sc.iv
+			src.iv[c.sc.owner], src.hv[c.sc.owner] = c.sc.iv, c.sc.hv
 			if len(stale) > 0 {
 				if rpipe == nil {
 					rpipe = s.rdb.Pipeline()
@@ -635,9 +640,23 @@ func (s *Store) loadHits(ctx context.Context, src *source, hits []retrieval.Hit,
 			s.cache.putDocs(owner, stableIV(src.iv[owner], ivEnd[owner]), ds)
 		}
 	}
-	// The records: one MGET per owner (its keys share the owner's hash
-	// tag), all in one pipeline.
 	qaIDs := make([]string, len(hits))
+	for i := range hits {
+		if known[i] && entries[i] != "" {
+			qaIDs[i], _ = docEntry(entries[i])
+		}
+	}
+	out := make([]*stored, len(hits))
+	if headOnly {
+		// Heads current at the owner's record version need no read.
+		hvs := make([]string, len(hits))
+		for i, o := range owners {
+			hvs[i] = src.hv[o]
+		}
+		s.heads.current(owners, qaIDs, hvs, out)
+	}
+	// The other records: one MGET per owner (its keys share the owner's
+	// hash tag), all in one pipeline.
 	type mget struct {
 		keys []string
 		at   []int // hit index of each key
@@ -646,41 +665,42 @@ func (s *Store) loadHits(ctx context.Context, src *source, hits []retrieval.Hit,
 	var byOwner []*mget
 	group := map[string]*mget{}
 	for i := range hits {
-		if !known[i] || entries[i] == "" {
+		if qaIDs[i] == "" || out[i] != nil {
 			continue
 		}
-		id, _ := docEntry(entries[i])
-		qaIDs[i] = id
 		g := group[owners[i]]
 		if g == nil {
 			g = &mget{}
 			group[owners[i]] = g
 			byOwner = append(byOwner, g)
 		}
-		g.keys = append(g.keys, s.k.qa(owners[i], id))
+		g.keys = append(g.keys, s.k.qa(owners[i], qaIDs[i]))
 		g.at = append(g.at, i)
 	}
-	out := make([]*stored, len(hits))
+	if len(byOwner) == 0 {
+		return out, nil
+	}
 	raws := make([]string, len(hits))
-	if len(byOwner) > 0 {
-		pipe = s.rdb.Pipeline()
-		for _, g := range byOwner {
-			g.cmd = pipe.MGet(ctx, g.keys...)
+	pipe = s.rdb.Pipeline()
+	for _, g := range byOwner {
+		g.cmd = pipe.MGet(ctx, g.keys...)
+		if headOnly {
+			s.headReads.Add(int64(len(g.keys)))
 		}
-		if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
+	}
+	if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	for _, g := range byOwner {
+		vals, err := g.cmd.Result()
+		if err != nil {
 			return nil, err
 		}
-		for _, g := range byOwner {
-			vals, err := g.cmd.Result()
-			if err != nil {
-				return nil, err
-			}
-			for j, v := range vals {
-				// A record that vanished since its doc id was read is
-				// skipped.
-				if str, ok := v.(string); ok && j < len(g.at) {
-					raws[g.at[j]] = str
-				}
+		for j, v := range vals {
+			// A record that vanished since its doc id was read is
+			// skipped.
+			if str, ok := v.(string); ok && j < len(g.at) {
+				raws[g.at[j]] = str
 			}
 		}
 	}
@@ -699,25 +719,61 @@ func (s *Store) loadHits(ctx context.Context, src *source, hits []retrieval.Hit,
 	}
 	// Heads decoded before from the same values are shared (read-only).
 	s.heads.get(owners, qaIDs, raws, out)
-	var fresh []*stored
+	read := make([]*stored, 0, len(hits))
 	for i, v := range raws {
-		if v == "" || out[i] != nil {
+		if v == "" {
 			continue
 		}
-		st, err := decodeHead(owners[i], qaIDs[i], v)
-		if err != nil {
-			return nil, err
+		if out[i] == nil {
+			st, err := decodeHead(owners[i], qaIDs[i], v)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = st
 		}
-		out[i] = st
-		fresh = append(fresh, st)
+		read = append(read, out[i])
 	}
-	s.heads.put(fresh)
+	s.heads.put(read, src.hv)
 	return out, nil
 }
 
+// followChanges brings the head memo up to each owner's record version
+// (one changesScript call for each owner it is behind on: the records
+// changed since it last saw the owner stop being current) and sets
+// src.hv[owner] to the version the memo is at, the one its current heads
+// are of.
+func (s *Store) followChanges(ctx context.Context, src *source) error {
+	if s.heads == nil {
+		return nil
+	}
+	for owner, hv := range src.hv {
+		at := s.heads.at(owner)
+		if hv == "" || hv == at {
+			continue
+		}
+		v, err := s.eval(ctx, changesScript.get(), []string{s.k.stats(owner), s.k.changes(owner)}, at).Slice()
+		if err != nil {
+			return err
+		}
+		cur, _ := v[0].(string)
+		var ids []string
+		restart := len(v) > 1 && v[1] == "!"
+		if len(v) > 1 && v[1] == "+" {
+			for _, e := range v[2:] {
+				str, _ := e.(string)
+				ids = append(ids, strings.Fields(str)...)
+			}
+		}
+		s.heads.advance(owner, at, cur, ids, restart)
+		src.hv[owner] = cur
+	}
+	return nil
+}
+
 // repFor reads the reputation entries the states need, one pipeline for
-// all owning projects.
-func (s *Store) repFor(ctx context.Context, sts []*stored) (map[string]reputation, error) {
+// all owning projects; with hvs (each owner's record version, as for
+// headMemo.put), those current in the memo are not read.
+func (s *Store) repFor(ctx context.Context, sts []*stored, hvs map[string]string) (map[string]reputation, error) {
 	type req struct {
 		fields []string
 		seen   map[string]bool
@@ -747,10 +803,16 @@ func (s *Store) repFor(ctx context.Context, sts []*stored) (map[string]reputatio
 	pipe := s.rdb.Pipeline()
 	cmds := map[string]*redis.SliceCmd{}
 	for p, r := range reqs {
-		out[p] = reputation{src: map[string]trust.SourceRep{}, cre: map[string]trust.CreatorRep{}}
-		if len(r.fields) > 0 {
-			cmds[p] = pipe.HMGet(ctx, s.k.rep(p), r.fields...)
+		rep := reputation{src: map[string]trust.SourceRep{}, cre: map[string]trust.CreatorRep{}}
+		out[p] = rep
+		if len(r.fields) == 0 {
+			continue
 		}
+		if vals, ok := s.heads.reps(p, hvs[p], r.fields); ok {
+			fillRep(&rep, r.fields, vals)
+			continue
+		}
+		cmds[p] = pipe.HMGet(ctx, s.k.rep(p), r.fields...)
 	}
 	if len(cmds) == 0 {
 		return out, nil
@@ -765,6 +827,7 @@ func (s *Store) repFor(ctx context.Context, sts []*stored) (map[string]reputatio
 		}
 		rep := out[p]
 		fillRep(&rep, reqs[p].fields, vals)
+		s.heads.putReps(p, hvs[p], reqs[p].fields, vals)
 	}
 	return out, nil
 }
@@ -801,13 +864,19 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 	if err != nil {
 		return nil, s.wrap(ctx, op, err)
 	}
-	// Rank on the records' heads (trust state, timestamps); decode the
-	// text of the matches that make the cut only.
+	// Rank on the records' heads (trust state, timestamps): those current
+	// in the memo, the others read; decode the text of the matches that
+	// make the cut only.
+	if len(hits) > 0 {
+		if err := s.followChanges(ctx, src); err != nil {
+			return nil, s.wrap(ctx, op, err)
+		}
+	}
 	sts, err := s.loadHits(ctx, src, hits, true)
 	if err != nil {
 		return nil, s.wrap(ctx, op, err)
 	}
-	reps, err := s.repFor(ctx, sts)
+	reps, err := s.repFor(ctx, sts, src.hv)
 	if err != nil {
 		return nil, s.wrap(ctx, op, err)
 	}
@@ -855,7 +924,7 @@ func (s *Store) Get(ctx context.Context, projectID, qaID string) (core.Record, e
 	if st == nil {
 		return core.Record{}, fmt.Errorf("redis: %s: %w", op, notFound(qaID))
 	}
-	reps, err := s.repFor(ctx, []*stored{st})
+	reps, err := s.repFor(ctx, []*stored{st}, nil)
 	if err != nil {
 		return core.Record{}, s.wrap(ctx, op, err)
 	}

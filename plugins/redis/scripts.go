@@ -258,6 +258,17 @@ while i <= argc do
     redis.call('SADD', k, ARGV[i + 2]); i = i + 3
   elseif op == 'padd' then
     padd(k, KEYS[tonumber(ARGV[i + 2])], ARGV[i + 3], tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]), ARGV[i + 6]); i = i + 7
+  elseif op == 'chg' then
+    -- The project's change feed (keys.changes): the entry is the record
+    -- version before this write and the ids it changed; the version
+    -- becomes "<seq + 1>.<token>".
+    local cur = redis.call('HGET', k, 'hv') or ''
+    local seq = tonumber(string.match(cur, '^(%d+)%.') or '0')
+    redis.call('HSET', k, 'hv', (seq + 1) .. '.' .. ARGV[i + 4])
+    local fk = KEYS[tonumber(ARGV[i + 2])]
+    redis.call('LPUSH', fk, cur .. ' ' .. ARGV[i + 3])
+    redis.call('LTRIM', fk, 0, 511) -- changesCap - 1
+    i = i + 5
   elseif op == 'pnop' then
     i = i + 5
   elseif op == 'prem' then
@@ -268,6 +279,28 @@ while i <= argc do
 end
 redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[1])
 return {2}
+`}
+
+// changesScript reads a project's changes since its record version was
+// ARGV[1] (KEYS: stats, change feed): {hv} when none, {hv, '+', entries'
+// ids lists...} when the feed holds every write since, and {hv, '!'} when
+// it cannot tell (too far behind, no version, or a feed that does not
+// continue from ARGV[1]: a server restarted from an older snapshot or a
+// promoted replica that missed writes) — the reader starts over.
+var changesScript = &script{src: `
+local cur = redis.call('HGET', KEYS[1], 'hv') or ''
+local since = ARGV[1]
+if cur == since then return {cur} end
+local cs = tonumber(string.match(cur, '^(%d+)%.') or '')
+local ss = tonumber(string.match(since, '^(%d+)%.') or '')
+if not cs or not ss or ss >= cs or cs - ss > 512 then return {cur, '!'} end
+local es = redis.call('LRANGE', KEYS[2], 0, cs - ss - 1)
+if #es ~= cs - ss or string.sub(es[#es], 1, #since + 1) ~= since .. ' ' then return {cur, '!'} end
+local out = {cur, '+'}
+for _, e in ipairs(es) do
+  out[#out + 1] = string.sub(e, (string.find(e, ' ', 1, true) or #e) + 1)
+end
+return out
 `}
 
 // redeemReceiptScript marks a receipt used by a source, once.

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -110,6 +111,9 @@ type Store struct {
 	scorer   *retrieval.Scorer
 	cache    *indexCache // nil: off
 	heads    *headMemo   // nil: off
+	// headReads counts the records searches read from Redis to rank on
+	// (the heads the memo did not hold current).
+	headReads atomic.Int64
 	// batch sends the pipelines of concurrent callers together (batch.go).
 	batch *batcher
 

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,6 +37,10 @@ type batch struct {
 	premAt map[int]int
 	// ivSet: the project's index version is already set by this batch.
 	ivSet bool
+	// written are the KEYS indexes of the keys set, deleted or
+	// incremented: commit lists the records and reputation among them in
+	// the project's change feed.
+	written []int
 }
 
 func newBatch(eventKey string) *batch {
@@ -100,6 +105,9 @@ func (b *batch) op(name, k string, args ...any) {
 	case "set", "del":
 		delete(b.appendAt, ki)
 		delete(b.premAt, ki)
+		b.written = append(b.written, ki)
+	case "hincrf":
+		b.written = append(b.written, ki)
 	}
 	b.ops = append(b.ops, name, ki)
 	b.ops = append(b.ops, args...)
@@ -112,8 +120,37 @@ const (
 	commitApplied  = 2
 )
 
+// feed adds to b, once, the entry of the records and reputation it
+// changes to their project's change feed (keys.changes): the script sets
+// the project's record version to the next one.
+func (s *Store) feed(b *batch) {
+	var project string
+	var ids []string
+	seen := map[string]bool{}
+	for _, ki := range b.written {
+		p, id, rep := s.k.written(b.keys[ki-1])
+		if rep {
+			id = "~"
+		}
+		if id == "" || seen[id] {
+			continue
+		}
+		seen[id], project = true, p
+		ids = append(ids, id)
+	}
+	b.written = nil
+	if len(ids) == 0 {
+		return
+	}
+	if len(ids) > maxChangedIDs {
+		ids = []string{"*"}
+	}
+	b.ops = append(b.ops, "chg", b.key(s.k.stats(project)), b.key(s.k.changes(project)), strings.Join(ids, " "), newID(""))
+}
+
 // commit runs the batch. For a repeated event it returns the stored result.
 func (s *Store) commit(ctx context.Context, b *batch, result string) (int, string, error) {
+	s.feed(b)
 	args := make([]any, 0, 3+len(b.checks)+len(b.ops))
 	args = append(args, int64(eventTTL/time.Second), result, b.nCheck)
 	args = append(args, b.checks...)

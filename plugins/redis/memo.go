@@ -1,0 +1,242 @@
+package redisstore
+
+import "sync"
+
+// headMemo remembers the decoded record heads and reputation entries a
+// search reads, so that the next search reads from Redis only the records
+// that changed since. It makes two claims, kept apart:
+//
+//   - By value: a head decoded from a record value is that value's head, so
+//     a record's JSON is decoded once per version of the record (get, put).
+//   - Current: the memo follows each owner's change feed (keys.changes)
+//     from the record version hv it last saw (advance). A write's feed
+//     entry lists the records it changed; they stop being current. A head
+//     or reputation entry read while the memo is at hv, after hv was read,
+//     is current (it is hv's value or newer, and any later change is in
+//     the feed). A feed the memo cannot follow (too far behind, a server
+//     restarted from an older snapshot, a promoted replica that missed
+//     writes) starts a new generation: nothing of the owner is current.
+//
+// Two generations bound the heads: when the current one holds max/2 bytes
+// it becomes the old one and the old one is dropped; a hit in the old one
+// moves to the current one. The heads are shared: callers only read them.
+type headMemo struct {
+	max int64
+
+	mu       sync.Mutex
+	bytes    int64
+	cur, old map[headKey]memoEntry
+	owners   map[string]*ownerMemo
+	gens     uint64 // generations handed out (0 is none)
+}
+
+type headKey struct{ owner, id string }
+
+type memoEntry struct {
+	st  *stored
+	gen uint64 // the owner's generation the head is current in; 0: none
+}
+
+// ownerMemo is what the memo knows of one owner's records as of hv.
+type ownerMemo struct {
+	hv  string
+	gen uint64
+	rep map[string]any // reputation field → HMGET value (string or nil)
+}
+
+// maxRepFields bounds an owner's remembered reputation fields.
+const maxRepFields = 1 << 14
+
+func newHeadMemo(max int64) *headMemo {
+	if max <= 0 {
+		return nil
+	}
+	return &headMemo{max: max, cur: map[headKey]memoEntry{}, owners: map[string]*ownerMemo{}}
+}
+
+// headSize is a head's approximate memory: its value and decoded fields.
+func headSize(k headKey, st *stored) int64 {
+	return int64(len(k.owner) + len(k.id) + len(st.raw) + 400)
+}
+
+// at is the record version the memo follows owner at ("": none).
+func (m *headMemo) at(owner string) string {
+	if m == nil {
+		return ""
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if ow := m.owners[owner]; ow != nil {
+		return ow.hv
+	}
+	return ""
+}
+
+// advance moves owner from record version from to version to: ids (a
+// change feed's ids: "~" the reputation book, "*" everything) stop being
+// current; restart (the feed could not be followed) makes nothing current.
+// It does nothing unless the memo is at from (another search moved it).
+func (m *headMemo) advance(owner, from, to string, ids []string, restart bool) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ow := m.owners[owner]
+	if ow == nil {
+		ow = &ownerMemo{}
+		m.owners[owner] = ow
+	}
+	if ow.hv != from {
+		return
+	}
+	for _, id := range ids {
+		switch id {
+		case "~":
+			ow.rep = nil
+		case "*":
+			restart = true
+		default:
+			k := headKey{owner, id}
+			if e, ok := m.cur[k]; ok && e.gen != 0 {
+				m.cur[k] = memoEntry{st: e.st}
+			}
+			if e, ok := m.old[k]; ok && e.gen != 0 {
+				m.old[k] = memoEntry{st: e.st}
+			}
+		}
+	}
+	if restart {
+		m.gens++
+		ow.gen, ow.rep = m.gens, nil
+	}
+	ow.hv = to
+}
+
+// current sets out[i] to the head of record ids[i] of owners[i] where it
+// is current at record version hvs[i] (the version the memo is at).
+func (m *headMemo) current(owners, ids, hvs []string, out []*stored) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, id := range ids {
+		if id == "" || hvs[i] == "" {
+			continue
+		}
+		ow := m.owners[owners[i]]
+		if ow == nil || ow.hv != hvs[i] || ow.gen == 0 {
+			continue
+		}
+		if e, ok := m.lookupLocked(headKey{owners[i], id}); ok && e.gen == ow.gen {
+			out[i] = e.st
+		}
+	}
+}
+
+// get sets out[i] to the head decoded from exactly raws[i] (the record
+// ids[i] of owners[i]) where remembered.
+func (m *headMemo) get(owners, ids, raws []string, out []*stored) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, raw := range raws {
+		if raw == "" {
+			continue
+		}
+		if e, ok := m.lookupLocked(headKey{owners[i], ids[i]}); ok && e.st.raw == raw {
+			out[i] = e.st
+		}
+	}
+}
+
+// lookupLocked finds k in either generation, moving a hit in the old one
+// to the current one.
+func (m *headMemo) lookupLocked(k headKey) (memoEntry, bool) {
+	if e, ok := m.cur[k]; ok {
+		return e, true
+	}
+	e, ok := m.old[k]
+	if ok {
+		m.putLocked(k, e)
+	}
+	return e, ok
+}
+
+// put remembers the heads of sts (nil entries skipped), each read from
+// Redis after record version hvs[st's owner] was: current when the memo
+// is still there.
+func (m *headMemo) put(sts []*stored, hvs map[string]string) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, st := range sts {
+		if st == nil {
+			continue
+		}
+		e := memoEntry{st: st}
+		if ow := m.owners[st.project]; ow != nil && ow.hv != "" && ow.hv == hvs[st.project] {
+			e.gen = ow.gen
+		}
+		m.putLocked(headKey{st.project, st.ID}, e)
+	}
+}
+
+func (m *headMemo) putLocked(k headKey, e memoEntry) {
+	if prev, ok := m.cur[k]; ok {
+		m.bytes -= headSize(k, prev.st)
+	}
+	m.cur[k] = e
+	m.bytes += headSize(k, e.st)
+	if m.bytes > m.max/2 {
+		m.old, m.cur, m.bytes = m.cur, map[headKey]memoEntry{}, 0
+	}
+}
+
+// reps returns the HMGET values of owner's reputation fields when every
+// one is current at record version hv.
+func (m *headMemo) reps(owner, hv string, fields []string) ([]any, bool) {
+	if m == nil || hv == "" {
+		return nil, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ow := m.owners[owner]
+	if ow == nil || ow.hv != hv || ow.rep == nil {
+		return nil, false
+	}
+	vals := make([]any, len(fields))
+	for i, f := range fields {
+		v, ok := ow.rep[f]
+		if !ok {
+			return nil, false
+		}
+		vals[i] = v
+	}
+	return vals, true
+}
+
+// putReps remembers owner's reputation fields read from Redis after record
+// version hv was, when the memo is still there.
+func (m *headMemo) putReps(owner, hv string, fields []string, vals []any) {
+	if m == nil || hv == "" {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ow := m.owners[owner]
+	if ow == nil || ow.hv != hv {
+		return
+	}
+	if ow.rep == nil || len(ow.rep)+len(fields) > maxRepFields {
+		ow.rep = make(map[string]any, len(fields))
+	}
+	for i, f := range fields {
+		ow.rep[f] = vals[i]
+	}
+}
