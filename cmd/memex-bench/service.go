@@ -55,6 +55,7 @@ func runService(args []string, out io.Writer) error {
 	indexCache := fs.Int64("index-cache", redisstore.DefaultIndexCache, "the Redis store's search index cache in bytes (0: off)")
 	onlyService := fs.Bool("only-service", false, "skip the bare phases (profiling)")
 	openRate := fs.Float64("rate", 0, "also measure search latency in an open loop: the -c clients together send this many requests per second on a fixed schedule (latency counted from each request's scheduled time, so queueing is included); 0: skip")
+	mix := fs.Float64("mix", 0, "send this many passing validations per second (of random QAs of the project) alongside each service search phase: searches then see records change, as in a team's use; 0: none")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed phases (client and servers: one process) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -208,9 +209,14 @@ func runService(args []string, out io.Writer) error {
 					return fmt.Errorf("bare round %d: %w", r+1, err)
 				}
 			}
+			stopMix := mixValidations(client, svcURL, auth, *n, *mix)
 			s, err := loadPhase(client, svcURL+"/v1/qa/search", auth, bodies, *conc, *dur)
+			mixed := stopMix()
 			if err != nil {
 				return fmt.Errorf("service round %d: %w", r+1, err)
+			}
+			if *mix > 0 {
+				fmt.Fprintf(out, "round %d: %.0f validations/s alongside the searches\n", r+1, mixed/s.elapsed.Seconds())
 			}
 			bareRuns, svcRuns = append(bareRuns, b), append(svcRuns, s)
 			if *onlyService {
@@ -545,6 +551,46 @@ func loadPhase(client *http.Client, url, auth string, bodies [][]byte, conc int,
 	return runLoad(conc, d, func(w, i int) (bool, error) {
 		return postSearch(client, url, auth, bodies[(w*7919+i)%len(bodies)])
 	})
+}
+
+// mixValidations posts passing validations of random QAs of the bench
+// project at rate per second (4 senders on a fixed schedule) until the
+// returned stop, which returns how many were acknowledged.
+func mixValidations(client *http.Client, url, auth string, n int, rate float64) (stop func() float64) {
+	if rate <= 0 {
+		return func() float64 { return 0 }
+	}
+	const senders = 4
+	var (
+		wg   sync.WaitGroup
+		done atomic.Int64
+		quit = make(chan struct{})
+	)
+	gap := time.Duration(float64(time.Second) * senders / rate)
+	for range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := time.NewTicker(gap)
+			defer t.Stop()
+			for {
+				select {
+				case <-quit:
+					return
+				case <-t.C:
+				}
+				body, _ := json.Marshal(map[string]any{"project_id": benchProject, "qa_id": "syn-" + strconv.Itoa(rand.IntN(n)), "result": "pass"})
+				if postJSON(client, url+"/v1/qa/validate", auth, body, &struct{}{}) == nil {
+					done.Add(1)
+				}
+			}
+		}()
+	}
+	return func() float64 {
+		close(quit)
+		wg.Wait()
+		return float64(done.Load())
+	}
 }
 
 // postSearch POSTs one search body and drains the answer.
