@@ -7,7 +7,9 @@ import "sync"
 // that changed since. It makes two claims, kept apart:
 //
 //   - By value: a head decoded from a record value is that value's head, so
-//     a record's JSON is decoded once per version of the record (get, put).
+//     a record's JSON is decoded once per version of the record (get, put);
+//     so is the whole record of a head that made a search's cut (full,
+//     putFull: callers get copies of its tags and metadata, detach).
 //   - Current: the memo follows each owner's change feed (keys.changes)
 //     from the record version hv it last saw (advance). A write's feed
 //     entry lists the records it changed; they stop being current. A head
@@ -33,8 +35,9 @@ type headMemo struct {
 type headKey struct{ owner, id string }
 
 type memoEntry struct {
-	st  *stored
-	gen uint64 // the owner's generation the head is current in; 0: none
+	st   *stored
+	gen  uint64  // the owner's generation the head is current in; 0: none
+	full *stored // the whole record decoded from st.raw, once one was
 }
 
 // ownerMemo is what the memo knows of one owner's records as of hv.
@@ -57,6 +60,16 @@ func newHeadMemo(max int64) *headMemo {
 // headSize is a head's approximate memory: its value and decoded fields.
 func headSize(k headKey, st *stored) int64 {
 	return int64(len(k.owner) + len(k.id) + len(st.raw) + 400)
+}
+
+// entrySize is an entry's approximate memory: the head, and the whole
+// record when decoded (its text again, and its fields).
+func entrySize(k headKey, e memoEntry) int64 {
+	n := headSize(k, e.st)
+	if e.full != nil {
+		n += int64(len(e.st.raw) + 400)
+	}
+	return n
 }
 
 // at is the record version the memo follows owner at ("": none).
@@ -99,10 +112,12 @@ func (m *headMemo) advance(owner, from, to string, ids []string, restart bool) {
 		default:
 			k := headKey{owner, id}
 			if e, ok := m.cur[k]; ok && e.gen != 0 {
-				m.cur[k] = memoEntry{st: e.st}
+				e.gen = 0
+				m.cur[k] = e
 			}
 			if e, ok := m.old[k]; ok && e.gen != 0 {
-				m.old[k] = memoEntry{st: e.st}
+				e.gen = 0
+				m.old[k] = e
 			}
 		}
 	}
@@ -179,20 +194,53 @@ func (m *headMemo) put(sts []*stored, hvs map[string]string) {
 		if st == nil {
 			continue
 		}
+		k := headKey{st.project, st.ID}
 		e := memoEntry{st: st}
+		if prev, ok := m.cur[k]; ok && prev.st.raw == st.raw {
+			e.full = prev.full
+		}
 		if ow := m.owners[st.project]; ow != nil && ow.hv != "" && ow.hv == hvs[st.project] {
 			e.gen = ow.gen
 		}
-		m.putLocked(headKey{st.project, st.ID}, e)
+		m.putLocked(k, e)
+	}
+}
+
+// full returns the whole record decoded from the value head was, when
+// remembered.
+func (m *headMemo) full(head *stored) *stored {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.lookupLocked(headKey{head.project, head.ID}); ok && e.st.raw == head.raw {
+		return e.full
+	}
+	return nil
+}
+
+// putFull remembers full, the whole record decoded from the value head
+// was, while head's entry is there.
+func (m *headMemo) putFull(head, full *stored) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := headKey{head.project, head.ID}
+	if e, ok := m.cur[k]; ok && e.st.raw == head.raw && e.full == nil {
+		e.full = full
+		m.putLocked(k, e)
 	}
 }
 
 func (m *headMemo) putLocked(k headKey, e memoEntry) {
 	if prev, ok := m.cur[k]; ok {
-		m.bytes -= headSize(k, prev.st)
+		m.bytes -= entrySize(k, prev)
 	}
 	m.cur[k] = e
-	m.bytes += headSize(k, e.st)
+	m.bytes += entrySize(k, e)
 	if m.bytes > m.max/2 {
 		m.old, m.cur, m.bytes = m.cur, map[headKey]memoEntry{}, 0
 	}

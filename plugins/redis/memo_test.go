@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -240,5 +241,40 @@ func TestWrittenKeys(t *testing.T) {
 		if p != c.project || id != c.id || rep != c.rep {
 			t.Errorf("written(%q) = %q %q %v, want %q %q %v", c.key, p, id, rep, c.project, c.id, c.rep)
 		}
+	}
+}
+
+// TestSearchMatchesAreTheCallers: a caller may change the tags and
+// metadata of the matches it got; the next search, answered from the
+// memo, is unchanged.
+func TestSearchMatchesAreTheCallers(t *testing.T) {
+	s := newShared(t)
+	ctx := t.Context()
+	const p = "mine"
+	if _, err := s.RecordCandidate(ctx, core.CandidateRequest{ProjectID: p, Question: "how do puffins dive", Answer: "wings as flippers",
+		Tags: []string{"bird"}, Metadata: map[string]any{"nested": map[string]any{"depth": "60m"}, "list": []any{"a"}}}); err != nil {
+		t.Fatal(err)
+	}
+	q := core.SearchRequest{ProjectID: p, Query: "puffins dive", Limit: 5}
+	first, err := s.Search(ctx, q)
+	if err != nil || len(first) != 1 {
+		t.Fatalf("search: %d matches, %v", len(first), err)
+	}
+	second, err := s.Search(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(second)
+	for _, ms := range [][]core.Match{first, second} {
+		ms[0].Tags[0] = "changed"
+		ms[0].Metadata["nested"].(map[string]any)["depth"] = "changed"
+		ms[0].Metadata["list"].([]any)[0] = "changed"
+	}
+	got, err := s.Search(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotJSON, _ := json.Marshal(got); string(gotJSON) != string(want) {
+		t.Errorf("a caller's change reached the next search:\n got %s\nwant %s", gotJSON, want)
 	}
 }

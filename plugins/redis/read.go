@@ -897,15 +897,48 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 	ranked := core.Rank(ms, req.MinScore, req.Limit, req.Explain)
 	for i, m := range ranked {
 		head := byID[m.ProjectID+"\x00"+m.QAID]
-		st, err := decodeStored(head.project, head.ID, head.raw)
-		if err != nil {
-			return nil, s.wrap(ctx, op, err)
+		st := s.heads.full(head)
+		if st == nil {
+			var err error
+			if st, err = decodeStored(head.project, head.ID, head.raw); err != nil {
+				return nil, s.wrap(ctx, op, err)
+			}
+			s.heads.putFull(head, st)
 		}
 		full := core.MatchFromRecord(s.refreshRecord(reps[st.project], st, now, false), m.Relevance)
 		full.Score, full.Explain = m.Score, m.Explain
+		detach(&full)
 		ranked[i] = full
 	}
 	return ranked, nil
+}
+
+// detach gives m copies of what it shares with a remembered record (its
+// tags and the values inside its metadata), so a caller may change them.
+func detach(m *core.Match) {
+	m.Tags = slices.Clone(m.Tags)
+	for k, v := range m.Metadata {
+		m.Metadata[k] = cloneJSON(v)
+	}
+}
+
+// cloneJSON deep-copies a value decoded from JSON into an any.
+func cloneJSON(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = cloneJSON(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = cloneJSON(e)
+		}
+		return out
+	}
+	return v
 }
 
 // Get reads one record visible to projectID.
