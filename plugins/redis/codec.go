@@ -44,7 +44,8 @@ type stored struct {
 	// State is the trust evidence; omitted while it holds no evidence yet
 	// (a new candidate, or an imported record): then Creator names its
 	// creator and Status its status when that is not "candidate".
-	State   *trust.State `json:"s,omitempty"`
+	State   *trust.State `json:"-"`
+	S       *stateJSON   `json:"s,omitempty"` // State as encoded (stateJSON)
 	Creator string       `json:"cr,omitempty"`
 	Status  core.Status  `json:"ss,omitempty"`
 
@@ -56,15 +57,15 @@ type stored struct {
 // head is the part of a stored record search ranks on; decoding it skips
 // the text fields' allocation.
 type head struct {
-	Updated int64        `json:"u,omitempty"`
-	Created int64        `json:"c"`
-	LastVal int64        `json:"lv"`
-	Quar    bool         `json:"qu"`
-	Shared  []string     `json:"sh"`
-	Doc     uint64       `json:"d"`
-	State   *trust.State `json:"s"`
-	Creator string       `json:"cr"`
-	Status  core.Status  `json:"ss"`
+	Updated int64       `json:"u,omitempty"`
+	Created int64       `json:"c"`
+	LastVal int64       `json:"lv"`
+	Quar    bool        `json:"qu"`
+	Shared  []string    `json:"sh"`
+	Doc     uint64      `json:"d"`
+	S       *stateJSON  `json:"s"`
+	Creator string      `json:"cr"`
+	Status  core.Status `json:"ss"`
 }
 
 // decodeHead parses only what ranking needs; decodeStored(project, id,
@@ -84,14 +85,17 @@ func decodeHead(project, id, v string) (*stored, error) {
 			return nil, fmt.Errorf("record is corrupt: %w", err)
 		}
 	}
-	if h.State == nil {
-		h.State = elidedState(h.Creator, h.Created, h.Status)
+	var st *trust.State
+	if h.S != nil {
+		st = h.S.st
+	} else {
+		st = elidedState(h.Creator, h.Created, h.Status)
 	}
 	if h.Updated == 0 {
 		h.Updated = h.Created
 	}
 	return &stored{ID: id, Updated: h.Updated, Created: h.Created, LastVal: h.LastVal, Quar: h.Quar,
-		Shared: h.Shared, Doc: h.Doc, State: h.State, project: project, raw: v}, nil
+		Shared: h.Shared, Doc: h.Doc, State: st, project: project, raw: v}, nil
 }
 
 // headJSON returns the JSON object body without its top-level "q" and
@@ -289,6 +293,10 @@ func (s *stored) encode(ver int64) (string, error) {
 	if cp.Updated == cp.Created {
 		cp.Updated = 0
 	}
+	cp.S = nil
+	if cp.State != nil {
+		cp.S = &stateJSON{cp.State}
+	}
 	b, err := json.Marshal(&cp)
 	if err != nil {
 		return "", fmt.Errorf("encode record %s: %w", s.ID, err)
@@ -307,7 +315,9 @@ func decodeStored(project, id, v string) (*stored, error) {
 	if err := json.Unmarshal([]byte(body), &s); err != nil {
 		return nil, fmt.Errorf("record is corrupt: %w", err)
 	}
-	if s.State == nil {
+	if s.S != nil {
+		s.State, s.S = s.S.st, nil
+	} else {
 		s.State = elidedState(s.Creator, s.Created, s.Status)
 	}
 	s.Creator, s.Status = "", ""

@@ -45,7 +45,7 @@ func TestDecodeHeadSkipsText(t *testing.T) {
 		}
 		nasty = append(nasty, b.String())
 	}
-	opts := cmp.Options{cmpopts.EquateEmpty(), cmp.AllowUnexported(trust.State{})}
+	opts := cmp.Options{cmpopts.EquateEmpty(), cmp.AllowUnexported(trust.State{}, stateJSON{})}
 	for i, text := range nasty {
 		rec := core.Record{QAID: "qa-1", ProjectID: "p", Question: text, Answer: text + text, Summary: text,
 			Tags: []string{text}, Metadata: map[string]any{"q": text, "a": map[string]any{"q": text}},
