@@ -15,14 +15,7 @@ import (
 // really used while the version holds still.
 func TestIndexCacheSeesOtherWriters(t *testing.T) {
 	url, prefix := redistest.URL(t), redistest.Prefix(t)
-	open := func(opts ...Option) *Store {
-		s, err := Open(t.Context(), url, append([]Option{WithPrefix(prefix)}, opts...)...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		return s
-	}
+	open := func(opts ...Option) *Store { return openPrefix(t, url, prefix, opts...) }
 	reader, writer, uncached := open(), open(WithIndexCache(0)), open(WithIndexCache(0))
 	ctx := t.Context()
 	const p = "cache"
@@ -147,15 +140,7 @@ func TestHeadMemoBound(t *testing.T) {
 // theirs) finds another process's first QA in each at its next search.
 func TestIndexCacheSeesFirstWrite(t *testing.T) {
 	url, prefix := redistest.URL(t), redistest.Prefix(t)
-	open := func() *Store {
-		s, err := Open(t.Context(), url, WithPrefix(prefix))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		return s
-	}
-	reader, writer := open(), open()
+	reader, writer := openPrefix(t, url, prefix), openPrefix(t, url, prefix)
 	ctx := t.Context()
 	const p = "first"
 	search := func() []string {

@@ -14,8 +14,13 @@ import (
 // unique to tb (deleted in cleanup).
 func newShared(tb testing.TB, opts ...Option) *Store {
 	tb.Helper()
-	url := redistest.URL(tb)
-	prefix := redistest.Prefix(tb)
+	return openPrefix(tb, redistest.URL(tb), redistest.Prefix(tb), opts...)
+}
+
+// openPrefix opens a store on url under prefix (several stores on one
+// prefix are several processes sharing a Redis), closed at the end.
+func openPrefix(tb testing.TB, url, prefix string, opts ...Option) *Store {
+	tb.Helper()
 	s, err := Open(tb.Context(), url, append([]Option{WithPrefix(prefix)}, opts...)...)
 	if err != nil {
 		tb.Fatalf("Open: %v", err)

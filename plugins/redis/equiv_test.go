@@ -102,12 +102,7 @@ func TestSearchMatchesReference(t *testing.T) {
 	url, prefix := redistest.URL(t), redistest.Prefix(t)
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	open := func(opts ...Option) *Store {
-		s, err := Open(ctx, url, append([]Option{WithPrefix(prefix), WithClock(func() time.Time { return now })}, opts...)...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		return s
+		return openPrefix(t, url, prefix, append([]Option{WithClock(func() time.Time { return now })}, opts...)...)
 	}
 	cached, uncached := open(), open(WithIndexCache(0))
 	const p = "equiv"

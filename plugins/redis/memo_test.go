@@ -25,14 +25,7 @@ import (
 func TestHeadMemoFollowsChanges(t *testing.T) {
 	url, prefix := redistest.URL(t), redistest.Prefix(t)
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	open := func() *Store {
-		s, err := Open(t.Context(), url, WithPrefix(prefix), WithClock(func() time.Time { return now }))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		return s
-	}
+	open := func() *Store { return openPrefix(t, url, prefix, WithClock(func() time.Time { return now })) }
 	reader, writer := open(), open()
 	ctx := core.WithPrincipal(t.Context(), core.Principal{ID: "agent"})
 	const p = "memo"
