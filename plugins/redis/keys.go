@@ -120,22 +120,18 @@ const maxChangedIDs = 32
 // written tells, of a key a write changes, whether it is a QA record (id)
 // or the reputation book (rep), and its project.
 func (k keys) written(key string) (project, id string, rep bool) {
-	if len(key) < len(k.prefix)+2 || key[:len(k.prefix)] != k.prefix || key[len(k.prefix):len(k.prefix)+2] != ":{" {
+	rest, ok := strings.CutPrefix(key, k.prefix+":{")
+	if !ok {
 		return "", "", false
 	}
-	end := strings.Index(key[len(k.prefix)+2:], "}:")
-	if end < 0 {
+	project, rest, ok = strings.Cut(rest, "}:")
+	if !ok {
 		return "", "", false
 	}
-	start := len(k.prefix) + 2
-	project, rest := key[start:start+end], key[start+end+2:]
-	switch {
-	case strings.HasPrefix(rest, "qa:"):
-		return project, rest[3:], false
-	case rest == "rep":
-		return project, "", true
+	if id, ok := strings.CutPrefix(rest, "qa:"); ok {
+		return project, id, false
 	}
-	return project, "", false
+	return project, "", rest == "rep"
 }
 
 // Scopes of the inverted index kept under a project's tag.

@@ -737,17 +737,23 @@ func (s *Store) loadHits(ctx context.Context, src *source, hits []retrieval.Hit,
 	return out, nil
 }
 
-// followChanges brings the head memo up to each owner's record version
-// (one changesScript call for each owner it is behind on: the records
-// changed since it last saw the owner stop being current) and sets
-// src.hv[owner] to the version the memo is at, the one its current heads
-// are of.
-func (s *Store) followChanges(ctx context.Context, src *source) error {
+// followChanges brings the head memo up to the record version of each
+// owner of hits (one changesScript call for each owner it is behind on:
+// the records changed since it last saw the owner stop being current) and
+// sets src.hv[owner] to the version the memo is at, the one its current
+// heads are of.
+func (s *Store) followChanges(ctx context.Context, src *source, hits []retrieval.Hit) error {
 	if s.heads == nil {
 		return nil
 	}
-	for owner, hv := range src.hv {
-		at := s.heads.at(owner)
+	done := make(map[string]bool, len(src.scopes))
+	for _, h := range hits {
+		owner := src.scopes[h.Doc>>32].owner
+		if done[owner] {
+			continue
+		}
+		done[owner] = true
+		hv, at := src.hv[owner], s.heads.at(owner)
 		if hv == "" || hv == at {
 			continue
 		}
@@ -867,10 +873,8 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 	// Rank on the records' heads (trust state, timestamps): those current
 	// in the memo, the others read; decode the text of the matches that
 	// make the cut only.
-	if len(hits) > 0 {
-		if err := s.followChanges(ctx, src); err != nil {
-			return nil, s.wrap(ctx, op, err)
-		}
+	if err := s.followChanges(ctx, src, hits); err != nil {
+		return nil, s.wrap(ctx, op, err)
 	}
 	sts, err := s.loadHits(ctx, src, hits, true)
 	if err != nil {
