@@ -56,11 +56,14 @@ type Receipts interface {
 // QA, when, from which run, before → after. Before and After hold small
 // summaries (status, level, trust), never question or answer text.
 type AuditEntry struct {
-	Time      time.Time      `json:"time"`
-	KeyID     string         `json:"key_id"`
-	ProjectID string         `json:"project_id"`
-	QAID      string         `json:"qa_id,omitempty"`
-	Action    string         `json:"action"` // candidate, hit, validate, patch, delete, expire, import
+	Time      time.Time `json:"time"`
+	KeyID     string    `json:"key_id"`
+	ProjectID string    `json:"project_id"`
+	QAID      string    `json:"qa_id,omitempty"`
+	Action    string    `json:"action"` // candidate, hit, validate, patch, delete, expire, import, store_put, store_delete, store_clear
+	// Namespace and Key name the item of a namespaced-store write.
+	Namespace string         `json:"namespace,omitempty"`
+	Key       string         `json:"key,omitempty"`
 	RunID     string         `json:"run_id,omitempty"`
 	ReceiptID string         `json:"receipt_id,omitempty"`
 	Weight    float64        `json:"weight"`

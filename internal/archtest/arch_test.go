@@ -102,6 +102,7 @@ func TestRuleRejectsViolations(t *testing.T) {
 		{"gatekeeper", module + "/extract"},
 		{"extract", module + "/plugins/embedded"},
 		{"plugins/embedded", module + "/plugins/redis"},
+		{"plugins/inmem", module + "/plugins/embedded"},
 		{"plugins/embedded", module + "/gatekeeper"},
 		{"engine", module + "/plugins/embedded"},
 		{"trust", module + "/retrieval"},
