@@ -68,6 +68,8 @@ func allowed(p, imp string) (bool, string) {
 		return true, ""
 	case p == "service":
 		return !own || r == "core", "service imports only core (it serves any core.MemoryPlugin)"
+	case p == "mdmemory" || p == "internal/atomicfile":
+		return !own, p + " imports no memex package (pure format / one file primitive)"
 	case p == "evalset":
 		return !own, "evalset imports no memex package"
 	case p == "semantic":
@@ -108,6 +110,7 @@ func TestRuleRejectsViolations(t *testing.T) {
 		{"trust", module + "/retrieval"},
 		{"service", module + "/plugins/embedded"},
 		{"service", module + "/gatekeeper"},
+		{"mdmemory", module + "/core"},
 	}
 	for _, b := range bad {
 		if ok, _ := allowed(b[0], b[1]); ok {
