@@ -1,6 +1,9 @@
 package core
 
-import "context"
+import (
+	"context"
+	"path"
+)
 
 // Principal is who is calling: the authenticated key of the service, or the
 // local user of the embedded store. It travels in the context, never in a
@@ -15,6 +18,26 @@ type Principal struct {
 	Human bool
 	// Trusted marks a source whose verdicts anchor reputation (CI runners).
 	Trusted bool
+	// Projects are the project patterns (path.Match) the key may touch;
+	// nil: every project (the local user, insecure local mode). A key may
+	// vote only on QAs whose own project they cover (SPEC §5.4).
+	Projects []string
+}
+
+// Covers reports whether p may touch project.
+func (p Principal) Covers(project string) bool {
+	return p.Projects == nil || MatchProject(p.Projects, project)
+}
+
+// MatchProject reports whether project matches one of patterns
+// (path.Match syntax: "a-*", "global", "*").
+func MatchProject(patterns []string, project string) bool {
+	for _, pat := range patterns {
+		if ok, _ := path.Match(pat, project); ok {
+			return true
+		}
+	}
+	return false
 }
 
 type principalKey struct{}

@@ -603,45 +603,9 @@ func (tr tagRule) matches(words, pairs map[string]bool, exts map[string]int) boo
 
 // --- quarantine -------------------------------------------------------------
 
-// quarantineRules are the marks of text written to steer an agent, not to
-// answer a question (prompt injection, tool-call syntax, prompt markers).
-var quarantineRules = []struct {
-	reason   string
-	keywords []string // lower-case; the regex runs only when one is present
-	expr     string
-}{
-	{"ignore_instructions", []string{"ignore", "disregard", "forget", "override"}, `(?i)\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+)?(?:previous|prior|above|earlier|preceding|system)\s+(?:instructions?|prompts?|messages?|rules|context)`},
-	{"role_override", []string{"now", "act", "developer"}, `(?i)\byou\s+are\s+now\b|\bfrom\s+now\s+on,?\s+you\b|\bact\s+as\s+(?:an?\s+)?(?:unrestricted|jailbroken|dan)\b|\bdeveloper\s+mode\b`},
-	{"system_prompt", []string{"system"}, `(?i)\bsystem\s+prompt\b`},
-	{"tool_call_syntax", []string{"<"}, `(?i)</?(?:tool_use|tool_call|tool_result|function_calls|function_call|invoke|antml:[a-z_]+)\b`},
-	{"prompt_marker", []string{"memory_context", "<|", "inst]", "sys>>"}, `(?i)\[/?MEMORY_CONTEXT|<\|(?:im_start|im_end|system|user|assistant|endoftext)\|>|\[/?INST\]|<</?SYS>>`},
-	{"prompt_marker", []string{"##"}, `(?im)^\s*#{2,}\s*(?:instruction|system prompt|system message)\b`},
-}
-
-// quarantineREs are quarantineRules' expressions, compiled on first use:
-// most processes never extract a candidate.
-var quarantineREs = sync.OnceValue(func() []*regexp.Regexp {
-	res := make([]*regexp.Regexp, len(quarantineRules))
-	for i, q := range quarantineRules {
-		res[i] = regexp.MustCompile(q.expr)
-	}
-	return res
-})
-
 // quarantineReason returns why text reads like instructions to an agent,
-// or "".
-func quarantineReason(text string) string {
-	lower := strings.ToLower(text)
-	for i, q := range quarantineRules {
-		if !slices.ContainsFunc(q.keywords, func(k string) bool { return strings.Contains(lower, k) }) {
-			continue
-		}
-		if quarantineREs()[i].MatchString(text) {
-			return q.reason
-		}
-	}
-	return ""
-}
+// or "" (core.InstructionLike: the one detector, which stores apply too).
+func quarantineReason(text string) string { return core.InstructionLike(text) }
 
 // --- confidence -------------------------------------------------------------
 

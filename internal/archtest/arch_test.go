@@ -62,7 +62,7 @@ func allowed(p, imp string) (bool, string) {
 		return (own && (r == "core" || r == "extract/redact")) || external[imp], "extract imports only core and extract/redact"
 	case strings.HasPrefix(p, "plugins/"):
 		if own {
-			return r == "core" || r == "trust" || r == "retrieval" || r == "extract/redact" || strings.HasPrefix(r, p+"/") || strings.HasPrefix(r, "internal/"),
+			return r == "core" || r == "trust" || r == "trust/ledger" || r == "retrieval" || r == "extract/redact" || strings.HasPrefix(r, p+"/") || strings.HasPrefix(r, "internal/"),
 				"plugins import core, trust, retrieval — never another plugin, gatekeeper, extract or engine"
 		}
 		return true, ""
@@ -74,6 +74,8 @@ func allowed(p, imp string) (bool, string) {
 		return !own, "evalset imports no memex package"
 	case p == "semantic":
 		return !own || r == "core", "semantic imports only core"
+	case p == "trust/ledger":
+		return (own && (r == "core" || r == "trust")) || external[imp], "trust/ledger imports only core and trust"
 	case p == "trust/sim":
 		return !own || r == "core" || r == "trust", "trust/sim imports only core and trust"
 	case p == "engine":
@@ -108,6 +110,8 @@ func TestRuleRejectsViolations(t *testing.T) {
 		{"plugins/embedded", module + "/gatekeeper"},
 		{"engine", module + "/plugins/embedded"},
 		{"trust", module + "/retrieval"},
+		{"trust/ledger", module + "/plugins/embedded"},
+		{"trust/ledger", module + "/retrieval"},
 		{"service", module + "/plugins/embedded"},
 		{"service", module + "/gatekeeper"},
 		{"mdmemory", module + "/core"},

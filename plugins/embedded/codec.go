@@ -15,6 +15,7 @@ import (
 
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/trust"
+	"github.com/memex-dev/memex/trust/ledger"
 )
 
 // QA entries (schema 2), in the qa bucket under the doc id: the rank
@@ -254,7 +255,7 @@ func getByDoc(tx *bolt.Tx, doc uint64) (*stored, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record %s is corrupt: %w", rv.QAID, err)
 	}
-	return &stored{Rec: rec, State: rv.State, Doc: doc}, nil
+	return &stored{Entry: ledger.Entry{Rec: rec, State: rv.State}, Doc: doc}, nil
 }
 
 // getStored reads the QA qaID, nil if there is none.

@@ -12,6 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/trust/ledger"
 )
 
 // minCandidates is the least number of lexical candidates a search ranks.
@@ -50,12 +51,12 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 			if err != nil {
 				return err
 			}
-			if rv == nil || !visible(core.Record{ProjectID: rv.ProjectID, SharedProjects: rv.SharedProjects}, req.ProjectID) {
+			if rv == nil || !ledger.Visible(rv.ProjectID, rv.SharedProjects, req.ProjectID) {
 				continue
 			}
-			st := &stored{Rec: core.Record{QAID: rv.QAID, ProjectID: rv.ProjectID, Status: rv.Status,
-				CreatedAt: rv.CreatedAt, LastValidatedAt: rv.LastValidatedAt}, State: rv.State}
-			s.refresh(rep, st, now)
+			st := &stored{Entry: ledger.Entry{Rec: core.Record{QAID: rv.QAID, ProjectID: rv.ProjectID, Status: rv.Status,
+				CreatedAt: rv.CreatedAt, LastValidatedAt: rv.LastValidatedAt}, State: rv.State}}
+			s.ledger.Refresh(&st.Entry, rep, now)
 			if st.Rec.Status == core.StatusDeprecated {
 				continue
 			}
@@ -72,7 +73,7 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 			if st == nil {
 				continue
 			}
-			s.refresh(rep, st, now)
+			s.ledger.Refresh(&st.Entry, rep, now)
 			ms = append(ms, core.MatchFromRecord(st.Rec, m.Relevance))
 		}
 		return nil
@@ -98,10 +99,10 @@ func (s *Store) Get(ctx context.Context, projectID, qaID string) (core.Record, e
 		if err != nil {
 			return err
 		}
-		if st == nil || !visible(st.Rec, projectID) {
-			return notFound(qaID)
+		if st == nil || !ledger.Visible(st.Rec.ProjectID, st.Rec.SharedProjects, projectID) {
+			return ledger.NotFound(qaID)
 		}
-		s.refresh(reputation{tx}, st, now)
+		s.ledger.Refresh(&st.Entry, reputation{tx}, now)
 		out = st.Rec
 		return nil
 	})
@@ -160,7 +161,7 @@ func (s *Store) List(ctx context.Context, req core.ListRequest) (core.ListPage, 
 			if st == nil {
 				continue
 			}
-			s.refresh(rep, st, now)
+			s.ledger.Refresh(&st.Entry, rep, now)
 			r := st.Rec
 			if req.Status != "" && r.Status != req.Status ||
 				r.ValidationLevel < req.MinLevel ||
@@ -205,7 +206,7 @@ func (s *Store) Stats(ctx context.Context, projectID string) (core.ProjectStats,
 			if st == nil {
 				continue
 			}
-			s.refresh(rep, st, now)
+			s.ledger.Refresh(&st.Entry, rep, now)
 			sb.Add(st.Rec)
 		}
 		byDay := []core.DayCount{}

@@ -17,6 +17,7 @@ import (
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/retrieval"
 	"github.com/memex-dev/memex/trust"
+	"github.com/memex-dev/memex/trust/ledger"
 )
 
 // Buckets (docs/STORAGE.md). The buckets whose format changed in schema
@@ -45,9 +46,8 @@ var (
 // content), the trust evidence, and its document id in the index, all
 // kept in one entry of the qa bucket under the doc id.
 type stored struct {
-	Rec   core.Record
-	State *trust.State
-	Doc   uint64
+	ledger.Entry
+	Doc uint64
 }
 
 // rankView is the part of a QA entry search needs to rank a lexical
@@ -63,11 +63,6 @@ type rankView struct {
 	LastValidatedAt time.Time
 	UpdatedAt       time.Time
 	State           *trust.State
-}
-
-// visible reports whether project may read rec.
-func visible(rec core.Record, project string) bool {
-	return rec.ProjectID == project || rec.ProjectID == core.GlobalProject || slices.Contains(rec.SharedProjects, project)
 }
 
 // Scopes of the inverted index: a project's own QAs ("p:<project>") and the

@@ -18,6 +18,7 @@ import (
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/retrieval"
 	"github.com/memex-dev/memex/trust"
+	"github.com/memex-dev/memex/trust/ledger"
 )
 
 // SchemaVersion is the on-disk schema this package writes. A store written
@@ -84,7 +85,7 @@ func WithKeepOpen() Option { return func(c *config) { c.keepOpen = true } }
 type Store struct {
 	path     string
 	cfg      config
-	model    *trust.Model
+	ledger   *ledger.Ledger
 	analyzer *retrieval.Analyzer
 	scorer   *retrieval.Scorer
 	log      *slog.Logger
@@ -116,7 +117,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 	s := &Store{
 		path:     path,
 		cfg:      cfg,
-		model:    trust.New(cfg.params),
+		ledger:   ledger.New(trust.New(cfg.params)),
 		analyzer: a,
 		scorer:   retrieval.NewScorer(a, retrieval.DefaultParams()),
 		log:      cfg.logger.With("component", "embedded"),

@@ -11,6 +11,7 @@ import (
 
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/trust"
+	"github.com/memex-dev/memex/trust/ledger"
 )
 
 // Schema 1 buckets that schema 2 replaces (docs/STORAGE.md). The others
@@ -185,5 +186,5 @@ func decodeV1(v []byte) (*stored, error) {
 		old.State = trust.NewState("", old.Rec.CreatedAt)
 		old.State.Status = old.Rec.Status
 	}
-	return &stored{Rec: old.Rec, State: old.State, Doc: old.Doc}, nil
+	return &stored{Entry: ledger.Entry{Rec: old.Rec, State: old.State}, Doc: old.Doc}, nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/memex-dev/memex/core/coretest"
 	"github.com/memex-dev/memex/retrieval"
 	"github.com/memex-dev/memex/trust"
+	"github.com/memex-dev/memex/trust/ledger"
 )
 
 func gunzipTo(t *testing.T, src, dst string) {
@@ -258,9 +259,10 @@ func writeV1Store(t *testing.T, path string, recs []core.Record) {
 			return err
 		}
 		for i, r := range recs {
-			normalizeImported(&r, now)
+			e := ledger.New(trust.New(trust.Params{})).Import(r, now)
+			r = e.Rec
 			doc := uint64(i + 1)
-			v, err := json.Marshal(v1Stored{Rec: r, State: trust.ImportedState(r), Doc: doc})
+			v, err := json.Marshal(v1Stored{Rec: r, State: e.State, Doc: doc})
 			if err != nil {
 				return err
 			}

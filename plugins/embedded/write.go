@@ -5,32 +5,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/trust"
+	"github.com/memex-dev/memex/trust/ledger"
 )
-
-// dupCandidates is how many lexical matches of a new question are compared
-// for near-duplicates.
-const dupCandidates = 5
-
-// evidenceSource is who vouches for a report: the principal in ctx, else
-// the run, else "local" (SPEC §5.1: in the embedded store each run is its
-// own source).
-func evidenceSource(ctx context.Context, runID string) (core.Principal, string) {
-	p, ok := core.PrincipalFrom(ctx)
-	switch {
-	case ok && p.ID != "":
-		return p, p.ID
-	case runID != "":
-		return p, runID
-	}
-	return p, "local"
-}
 
 func newQAID() string {
 	var b [12]byte
@@ -38,58 +20,24 @@ func newQAID() string {
 	return "qa_" + hex.EncodeToString(b[:])
 }
 
-// refresh recomputes the record's derived fields (trust, level, freshness,
-// status, expiry) from its evidence at now.
-func (s *Store) refresh(rep trust.Reputation, st *stored, now time.Time) {
-	s.model.Fill(&st.Rec, s.model.Score(st.State, rep, now))
-}
-
-// applyVote records one validation of st: the trust evidence, the
-// reputation effects, the counters and the derived fields.
-func (s *Store) applyVote(tx *bolt.Tx, st *stored, v trust.Vote) error {
-	rep := reputation{tx}
-	eff := s.model.Apply(st.State, v, rep)
-	if err := addEffects(tx, st.State.Creator, eff); err != nil {
+// persist writes what a ledger event asks besides the entry: the
+// reputation increments and the day counter.
+func persist(tx *bolt.Tx, project, creator string, ch ledger.Change) error {
+	if err := addEffects(tx, creator, ch.Effects); err != nil {
 		return err
 	}
-	r := &st.Rec
-	r.Stats.Add(v.Result, v.Strength)
-	pass := v.Result == core.ResultPass
-	if pass {
-		r.SuccessCount++
-	} else {
-		r.FailureCount++
+	if ch.Day == nil {
+		return nil
 	}
-	if v.Strength == core.StrengthStrong {
-		r.StrongSignalCount++
-	}
-	if pass && (v.Human || v.Strength == core.StrengthStrong) {
-		r.Quarantined = false
-	}
-	r.LastValidatedAt = v.At
-	r.UpdatedAt = v.At
-	s.refresh(rep, st, v.At)
-	return countDay(tx, r.ProjectID, v.At, pass)
-}
-
-func countDay(tx *bolt.Tx, project string, at time.Time, pass bool) error {
-	k := []byte(project + "\x00" + at.UTC().Format(time.DateOnly))
+	k := []byte(project + "\x00" + ch.Day.Date)
 	b := tx.Bucket(bDays)
 	v := readUvarints(b.Get(k), 2)
-	if pass {
+	if ch.Day.Pass {
 		v[0]++
 	} else {
 		v[1]++
 	}
 	return b.Put(k, uvarints(v[0], v[1]))
-}
-
-func (s *Store) vote(ctx context.Context, runID string, res core.Result, strength core.Strength, now time.Time) trust.Vote {
-	p, src := evidenceSource(ctx, runID)
-	if p.Human {
-		strength = core.StrengthStrong
-	}
-	return trust.Vote{Source: src, Result: res, Strength: strength, At: now, Human: p.Human, Trusted: p.Trusted}
 }
 
 // RecordCandidate stores a new QA or folds it into an existing duplicate.
@@ -98,7 +46,7 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 		return core.CandidateResult{}, fmt.Errorf("embedded: record candidate: %w", err)
 	}
 	now := s.cfg.clock().UTC()
-	_, creator := evidenceSource(ctx, req.RunID)
+	_, creator := ledger.Source(ctx, req.RunID)
 	var out core.CandidateResult
 	err := s.update(ctx, "record candidate", func(tx *bolt.Tx) (err error) {
 		out, err = s.candidateTx(ctx, tx, req, creator, now)
@@ -128,7 +76,7 @@ func (s *Store) RecordCandidates(ctx context.Context, reqs []core.CandidateReque
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			_, creator := evidenceSource(ctx, req.RunID)
+			_, creator := ledger.Source(ctx, req.RunID)
 			res, err := s.candidateTx(ctx, tx, req, creator, now)
 			if err != nil {
 				return fmt.Errorf("request %d: %w", i, err)
@@ -161,17 +109,15 @@ func (s *Store) candidateTx(ctx context.Context, tx *bolt.Tx, req core.Candidate
 		}
 		if dup != nil {
 			if req.Evidence != nil {
-				v := s.vote(ctx, req.RunID, req.Evidence.Result, core.NormalizeStrength(string(req.Evidence.Strength)), now)
-				if err := s.applyVote(tx, dup, v); err != nil {
-					return err
-				}
-				if err := putStored(tx, dup); err != nil {
+				v := s.ledger.Vote(ctx, req.RunID, req.Evidence.Result, core.NormalizeStrength(string(req.Evidence.Strength)), now)
+				ch := s.ledger.CandidateEvidence(&dup.Entry, v, reputation{tx}, true)
+				if err := s.persistChange(tx, dup, ch); err != nil {
 					return err
 				}
 			}
 			out = core.CandidateResult{QAID: dup.Rec.QAID, Status: dup.Rec.Status, DeduplicatedInto: dup.Rec.QAID}
 		} else {
-			st, err := s.insertCandidate(ctx, tx, req, hash, creator, now)
+			st, err := s.insertCandidate(ctx, tx, req, creator, now)
 			if err != nil {
 				return err
 			}
@@ -185,7 +131,7 @@ func (s *Store) candidateTx(ctx context.Context, tx *bolt.Tx, req core.Candidate
 	return out, err
 }
 
-func (s *Store) insertCandidate(ctx context.Context, tx *bolt.Tx, req core.CandidateRequest, hash, creator string, now time.Time) (*stored, error) {
+func (s *Store) insertCandidate(ctx context.Context, tx *bolt.Tx, req core.CandidateRequest, creator string, now time.Time) (*stored, error) {
 	id := req.QAID
 	if id == "" {
 		id = newQAID()
@@ -195,47 +141,15 @@ func (s *Store) insertCandidate(ctx context.Context, tx *bolt.Tx, req core.Candi
 	} else if old != nil {
 		return nil, fmt.Errorf("qa %s already exists with other content: %w", id, core.ErrConflict)
 	}
-	tags := slices.Clone(req.Tags)
-	if tags == nil {
-		tags = []string{}
-	}
-	shared := []string{}
-	for _, p := range req.SharedProjects {
-		if !slices.Contains(shared, p) {
-			shared = append(shared, p)
-		}
-	}
-	rec := core.Record{
-		QAID:           id,
-		ProjectID:      req.ProjectID,
-		Question:       req.Question,
-		Answer:         req.Answer,
-		Summary:        req.Summary,
-		Tags:           tags,
-		Metadata:       req.Metadata,
-		Source:         req.Source,
-		Author:         req.Author,
-		Status:         core.StatusCandidate,
-		CreatedAt:      now,
-		UpdatedAt:      now,
-		ContentHash:    hash,
-		SharedProjects: shared,
-	}
-	if q, ok := req.Metadata["quarantined"].(bool); ok && q {
-		rec.Quarantined = true
-	}
-	if req.Confidence != nil {
-		rec.Confidence = *req.Confidence
-	}
 	doc, err := tx.Bucket(bDocs).NextSequence()
 	if err != nil {
 		return nil, err
 	}
-	st := &stored{Rec: rec, State: trust.NewState(creator, now), Doc: doc}
-	s.refresh(reputation{tx}, st, now)
+	st := &stored{Entry: s.ledger.NewCandidate(req, id, creator, now), Doc: doc}
+	s.ledger.Refresh(&st.Entry, reputation{tx}, now)
 	if req.Evidence != nil {
-		v := s.vote(ctx, req.RunID, req.Evidence.Result, core.NormalizeStrength(string(req.Evidence.Strength)), now)
-		if err := s.applyVote(tx, st, v); err != nil {
+		v := s.ledger.Vote(ctx, req.RunID, req.Evidence.Result, core.NormalizeStrength(string(req.Evidence.Strength)), now)
+		if err := persist(tx, st.Rec.ProjectID, st.State.Creator, s.ledger.CandidateEvidence(&st.Entry, v, reputation{tx}, false)); err != nil {
 			return nil, err
 		}
 	}
@@ -249,17 +163,20 @@ func (s *Store) insertCandidate(ctx context.Context, tx *bolt.Tx, req core.Candi
 	return st, b.flush(tx)
 }
 
-// findDuplicate returns the QA of req's project that req duplicates: same
-// content hash, else a near duplicate among the lexical matches of the
-// question (question and answer both ≥ core.DuplicateThreshold similar).
+// findDuplicate returns the QA that req duplicates (ledger.Duplicate): the
+// one its content hash indexes, else one of the lexical matches of the
+// question.
 func (s *Store) findDuplicate(ctx context.Context, tx *bolt.Tx, req core.CandidateRequest, hash string) (*stored, error) {
 	if id := tx.Bucket(bHash).Get(hashKey(req.ProjectID, hash)); id != nil {
 		st, err := getStored(tx, string(id))
-		if err != nil || st != nil {
-			return st, err
+		if err != nil {
+			return nil, err
+		}
+		if st != nil && ledger.Duplicate(req, hash, st.Rec) {
+			return st, nil
 		}
 	}
-	hits, err := s.scorer.Search(ctx, newSource(tx, []string{ownScope(req.ProjectID)}), req.Question, dupCandidates)
+	hits, err := s.scorer.Search(ctx, newSource(tx, []string{ownScope(req.ProjectID)}), req.Question, ledger.DupCandidates)
 	if err != nil {
 		return nil, err
 	}
@@ -268,18 +185,20 @@ func (s *Store) findDuplicate(ctx context.Context, tx *bolt.Tx, req core.Candida
 		if err != nil {
 			return nil, err
 		}
-		if st == nil || st.Rec.ProjectID != req.ProjectID {
-			continue
-		}
-		if core.Similarity(req.Question, st.Rec.Question) >= core.DuplicateThreshold &&
-			core.Similarity(req.Answer, st.Rec.Answer) >= core.DuplicateThreshold {
+		if st != nil && ledger.Duplicate(req, hash, st.Rec) {
 			return st, nil
 		}
 	}
 	return nil, nil
 }
 
-func notFound(id string) error { return fmt.Errorf("qa %s: %w", id, core.ErrNotFound) }
+// persistChange stores st and what ch asks besides.
+func (s *Store) persistChange(tx *bolt.Tx, st *stored, ch ledger.Change) error {
+	if err := persist(tx, st.Rec.ProjectID, st.State.Creator, ch); err != nil {
+		return err
+	}
+	return putStored(tx, st)
+}
 
 // RecordValidation records a pass or fail of a QA visible to the project.
 func (s *Store) RecordValidation(ctx context.Context, req core.ValidateRequest) (core.Record, error) {
@@ -291,10 +210,10 @@ func (s *Store) RecordValidation(ctx context.Context, req core.ValidateRequest) 
 		return core.Record{}, fmt.Errorf("embedded: record validation: %w", err)
 	}
 	now := s.cfg.clock().UTC()
-	v := s.vote(ctx, req.RunID, res, strength, now)
+	v := s.ledger.Vote(ctx, req.RunID, res, strength, now)
 	var out core.Record
 	err = s.update(ctx, "record validation", func(tx *bolt.Tx) (err error) {
-		out, err = s.validationTx(tx, req, v)
+		out, err = s.validationTx(ctx, tx, req, v)
 		return err
 	})
 	if err != nil {
@@ -304,7 +223,7 @@ func (s *Store) RecordValidation(ctx context.Context, req core.ValidateRequest) 
 }
 
 // validationTx is RecordValidation's transaction body.
-func (s *Store) validationTx(tx *bolt.Tx, req core.ValidateRequest, v trust.Vote) (core.Record, error) {
+func (s *Store) validationTx(ctx context.Context, tx *bolt.Tx, req core.ValidateRequest, v trust.Vote) (core.Record, error) {
 	var out core.Record
 	err := func() error {
 		var ek []byte
@@ -318,13 +237,14 @@ func (s *Store) validationTx(tx *bolt.Tx, req core.ValidateRequest, v trust.Vote
 		if err != nil {
 			return err
 		}
-		if st == nil || !visible(st.Rec, req.ProjectID) {
-			return notFound(req.QAID)
+		if st == nil || !ledger.Visible(st.Rec.ProjectID, st.Rec.SharedProjects, req.ProjectID) {
+			return ledger.NotFound(req.QAID)
 		}
-		if err := s.applyVote(tx, st, v); err != nil {
+		if err := ledger.MayVote(ctx, st.Rec.ProjectID); err != nil {
 			return err
 		}
-		if err := putStored(tx, st); err != nil {
+		ch := s.ledger.Validation(&st.Entry, v, reputation{tx})
+		if err := s.persistChange(tx, st, ch); err != nil {
 			return err
 		}
 		out = st.Rec
@@ -344,7 +264,7 @@ func (s *Store) RecordHit(ctx context.Context, req core.HitRequest) (core.HitRes
 	now := s.cfg.clock().UTC()
 	var out core.HitResult
 	err := s.update(ctx, "record hit", func(tx *bolt.Tx) (err error) {
-		out, err = hitTx(tx, req, now)
+		out, err = s.hitTx(tx, req, now)
 		return err
 	})
 	if err != nil {
@@ -354,7 +274,7 @@ func (s *Store) RecordHit(ctx context.Context, req core.HitRequest) (core.HitRes
 }
 
 // hitTx is RecordHit's transaction body.
-func hitTx(tx *bolt.Tx, req core.HitRequest, now time.Time) (core.HitResult, error) {
+func (s *Store) hitTx(tx *bolt.Tx, req core.HitRequest, now time.Time) (core.HitResult, error) {
 	var out core.HitResult
 	err := func() error {
 		var ek []byte
@@ -372,15 +292,9 @@ func hitTx(tx *bolt.Tx, req core.HitRequest, now time.Time) (core.HitResult, err
 			if err != nil {
 				return err
 			}
-			if st == nil || !visible(st.Rec, req.ProjectID) {
+			if st == nil || !ledger.Visible(st.Rec.ProjectID, st.Rec.SharedProjects, req.ProjectID) ||
+				!s.ledger.Hit(&st.Rec, ref, now) {
 				continue
-			}
-			if ref.Shown {
-				st.Rec.UsageCount++
-			}
-			if ref.Used {
-				st.Rec.UseCount++
-				st.Rec.LastUsedAt = now
 			}
 			if err := putStored(tx, st); err != nil {
 				return err
@@ -407,24 +321,24 @@ func (s *Store) RecordRun(ctx context.Context, r core.RunReport) (core.RunRecord
 	votes := make([]trust.Vote, len(r.Validations))
 	for i, v := range r.Validations {
 		res, strength, _ := v.Outcome() // checked by Validate
-		votes[i] = s.vote(ctx, v.RunID, res, strength, now)
+		votes[i] = s.ledger.Vote(ctx, v.RunID, res, strength, now)
 	}
 	var creator string
 	if r.Candidate != nil {
-		_, creator = evidenceSource(ctx, r.Candidate.RunID)
+		_, creator = ledger.Source(ctx, r.Candidate.RunID)
 	}
 	var out core.RunRecords
 	err := s.update(ctx, "record run", func(tx *bolt.Tx) error {
 		out = core.RunRecords{}
 		if r.Hit != nil {
-			h, err := hitTx(tx, *r.Hit, now)
+			h, err := s.hitTx(tx, *r.Hit, now)
 			if err != nil {
 				return fmt.Errorf("hit: %w", err)
 			}
 			out.Hit = &h
 		}
 		for i, v := range r.Validations {
-			rec, err := s.validationTx(tx, v, votes[i])
+			rec, err := s.validationTx(ctx, tx, v, votes[i])
 			if err != nil {
 				return fmt.Errorf("validation %s: %w", v.QAID, err)
 			}
@@ -466,15 +380,17 @@ func (s *Store) Patch(ctx context.Context, req core.PatchRequest) (core.Record, 
 			return err
 		}
 		if st == nil || st.Rec.ProjectID != req.ProjectID {
-			return notFound(req.QAID)
+			return ledger.NotFound(req.QAID)
 		}
-		if req.Answer != nil && *req.Answer != st.Rec.Answer {
-			b := newIndexBatch()
+		var b *indexBatch
+		if ledger.TextChanged(st.Rec, req) {
+			b = newIndexBatch()
 			if err := s.unindex(tx, b, st); err != nil {
 				return err
 			}
-			st.Rec.Answer = *req.Answer
-			st.Rec.ContentHash = core.ContentHash(st.Rec.Question, st.Rec.Answer)
+		}
+		ch := s.ledger.Verdict(&st.Entry, req, reputation{tx}, now)
+		if b != nil {
 			if err := s.index(tx, b, st); err != nil {
 				return err
 			}
@@ -482,22 +398,7 @@ func (s *Store) Patch(ctx context.Context, req core.PatchRequest) (core.Record, 
 				return err
 			}
 		}
-		if req.Summary != nil {
-			st.Rec.Summary = *req.Summary
-		}
-		if req.Tags != nil {
-			st.Rec.Tags = slices.Clone(*req.Tags)
-			if st.Rec.Tags == nil {
-				st.Rec.Tags = []string{}
-			}
-		}
-		if req.Status != nil {
-			s.model.SetStatus(st.State, *req.Status, now)
-			st.Rec.Quarantined = false
-		}
-		st.Rec.UpdatedAt = now
-		s.refresh(reputation{tx}, st, now)
-		if err := putStored(tx, st); err != nil {
+		if err := s.persistChange(tx, st, ch); err != nil {
 			return err
 		}
 		out = st.Rec
@@ -526,7 +427,7 @@ func (s *Store) Delete(ctx context.Context, projectID, qaID string) error {
 			return err
 		}
 		if st == nil || st.Rec.ProjectID != projectID {
-			return notFound(qaID)
+			return ledger.NotFound(qaID)
 		}
 		b := newIndexBatch()
 		if err := s.unindex(tx, b, st); err != nil {
@@ -542,14 +443,8 @@ func (s *Store) Delete(ctx context.Context, projectID, qaID string) error {
 // Import stores full records as they are, in one transaction per call.
 func (s *Store) Import(ctx context.Context, recs []core.Record) error {
 	for i, r := range recs {
-		if err := core.ValidateProjectID(r.ProjectID); err != nil {
-			return fmt.Errorf("embedded: import: record %d: %w", i, err)
-		}
-		if err := core.ValidateQAID(r.QAID); err != nil {
-			return fmt.Errorf("embedded: import: record %d: %w", i, err)
-		}
-		if r.Status != "" && !r.Status.Valid() {
-			return fmt.Errorf("embedded: import: record %d: %w", i, core.Invalid("status", "unknown status"))
+		if err := ledger.ValidateImport(i, r); err != nil {
+			return fmt.Errorf("embedded: import: %w", err)
 		}
 	}
 	now := s.cfg.clock().UTC()
@@ -561,7 +456,7 @@ func (s *Store) Import(ctx context.Context, recs []core.Record) error {
 					return err
 				}
 			}
-			st := &stored{Rec: r}
+			st := &stored{Entry: s.ledger.Import(r, now)}
 			old, err := getStored(tx, r.QAID)
 			if err != nil {
 				return err
@@ -574,8 +469,6 @@ func (s *Store) Import(ctx context.Context, recs []core.Record) error {
 			} else if st.Doc, err = tx.Bucket(bDocs).NextSequence(); err != nil {
 				return err
 			}
-			normalizeImported(&st.Rec, now)
-			st.State = trust.ImportedState(st.Rec)
 			if err := putStored(tx, st); err != nil {
 				return err
 			}
@@ -585,28 +478,6 @@ func (s *Store) Import(ctx context.Context, recs []core.Record) error {
 		}
 		return b.flush(tx)
 	})
-}
-
-func normalizeImported(r *core.Record, now time.Time) {
-	if r.Status == "" {
-		r.Status = core.StatusCandidate
-	}
-	if r.CreatedAt.IsZero() {
-		r.CreatedAt = now
-	}
-	if r.UpdatedAt.IsZero() {
-		r.UpdatedAt = r.CreatedAt
-	}
-	if r.ContentHash == "" {
-		r.ContentHash = core.ContentHash(r.Question, r.Answer)
-	}
-	if r.Tags == nil {
-		r.Tags = []string{}
-	}
-	if r.SharedProjects == nil {
-		r.SharedProjects = []string{}
-	}
-	r.Level = core.LevelName(r.ValidationLevel)
 }
 
 // Expire deprecates candidates never validated within the candidate TTL,
@@ -629,11 +500,9 @@ func (s *Store) Expire(ctx context.Context, now time.Time, batch int) (int, erro
 			if err != nil {
 				return err
 			}
-			if st.Rec.Status != core.StatusCandidate || !s.model.Expire(st.State, now) {
+			if !s.ledger.Expire(&st.Entry, rep, now) {
 				continue
 			}
-			st.Rec.UpdatedAt = now
-			s.refresh(rep, st, now)
 			if err := putStored(tx, st); err != nil {
 				return err
 			}

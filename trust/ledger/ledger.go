@@ -1,0 +1,418 @@
+// Package ledger is the one home of memex's domain rules about a QA's
+// record and evidence: who vouches for a report, what a candidate, a hit, a
+// validation, a human verdict, an import and the expiry job do to a QA,
+// which QAs a project sees, when a candidate duplicates one, when
+// quarantine starts and when it lifts, and which reports count. It is pure
+// (no I/O, no clock: `now` comes in) and imports only core and trust.
+//
+// Every store (plugins/embedded on bbolt, plugins/redis on go-redis) reads
+// an Entry — its record and its trust.State — hands it and the event to
+// the Ledger, and persists what comes back atomically: the entry, and the
+// Change (reputation increments for the book, the day counter). A store
+// never decides a rule itself, so two stores cannot disagree and the next
+// backend only reads and writes (docs/ARCHITECTURE.md, docs/TRUST.md).
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/trust"
+)
+
+// Ledger applies the rules with a trust model. It is safe for concurrent
+// use.
+type Ledger struct {
+	m *trust.Model
+}
+
+// New returns a ledger over m. m's Params.CountCreator chooses the flavour:
+// true is the single-user embedded store, where every run vouches for
+// itself (the creating run's --verify pass is evidence, SPEC §5.1); false
+// is the service's store, where the creator's own reports count for
+// nothing and a report on someone else's QA needs a receipt (SPEC §5.4).
+func New(m *trust.Model) *Ledger { return &Ledger{m: m} }
+
+// Model returns the trust model.
+func (l *Ledger) Model() *trust.Model { return l.m }
+
+// local reports whether the ledger runs the single-user flavour.
+func (l *Ledger) local() bool { return l.m.Params().CountCreator }
+
+// Entry is one QA as a store holds it: the record (derived fields — trust,
+// level, freshness, expiry — are filled by Refresh) and its evidence.
+type Entry struct {
+	Rec   core.Record
+	State *trust.State
+}
+
+// Change is what an event asks the store to persist besides the entry, in
+// the same atomic write.
+type Change struct {
+	// Applied: the event changed the QA's evidence (a counted vote, a
+	// verdict). A report that was not applied changes nothing; Reason says
+	// why (one of the Reason* constants).
+	Applied bool
+	Reason  string
+	// Effects are the reputation increments for the store's book (source
+	// agreement, the creator's proven/rejected record).
+	Effects trust.Effects
+	// Day, when set, is a validation to count in the per-day statistics.
+	Day *Day
+}
+
+// Day is one counted validation for the per-UTC-day statistics.
+type Day struct {
+	Date string // YYYY-MM-DD, UTC
+	Pass bool
+}
+
+// Reasons a report changed nothing.
+const (
+	// ReasonOwnReport: the creator's own report on its QA, which counts only
+	// in the single-user store (SPEC §5.1).
+	ReasonOwnReport = "own_report"
+	// ReasonFrozen: a frozen QA ignores every report.
+	ReasonFrozen = "frozen"
+	// ReasonReceiptRequired: a candidate's evidence on an existing QA (a
+	// duplicate) is a report on someone else's QA, which needs a receipt
+	// (SPEC §5.4); only a validation carries one.
+	ReasonReceiptRequired = "receipt_missing"
+)
+
+// ErrOtherOwner is wrapped (with core.ErrForbidden) when a principal votes
+// on a global or shared QA whose owner project its patterns do not cover.
+var ErrOtherOwner = fmt.Errorf("the QA belongs to a project the key does not cover: %w", core.ErrForbidden)
+
+// Source returns who vouches for a report: the principal in ctx (the
+// service's authenticated key, a human), else the run (the embedded store:
+// each run is its own source, SPEC §5.1), else "local".
+func Source(ctx context.Context, runID string) (core.Principal, string) {
+	p, ok := core.PrincipalFrom(ctx)
+	switch {
+	case ok && p.ID != "":
+		return p, p.ID
+	case runID != "":
+		return p, runID
+	}
+	return p, "local"
+}
+
+// Vote is the report of the principal in ctx (or of the run) as a trust
+// vote: a human's verdict is strong.
+func (l *Ledger) Vote(ctx context.Context, runID string, res core.Result, strength core.Strength, at time.Time) trust.Vote {
+	p, src := Source(ctx, runID)
+	if p.Human {
+		strength = core.StrengthStrong
+	}
+	return trust.Vote{Source: src, Result: res, Strength: strength, At: at, Human: p.Human, Trusted: p.Trusted}
+}
+
+// MayVote returns nil when the principal in ctx may report on a QA owned by
+// owner: its project patterns cover the QA's own project (a key that reads
+// a global or shared QA from its project does not thereby vote on another
+// tenant's QA), else an error wrapping ErrOtherOwner.
+func MayVote(ctx context.Context, owner string) error {
+	p, _ := core.PrincipalFrom(ctx)
+	if p.Covers(owner) {
+		return nil
+	}
+	return fmt.Errorf("key %s, project %s: %w", p.ID, owner, ErrOtherOwner)
+}
+
+// Visible reports whether a QA owned by owner and shared with shared may be
+// read from project: its own, global, or shared with it (SPEC §4).
+func Visible(owner string, shared []string, project string) bool {
+	return owner == project || owner == core.GlobalProject || slices.Contains(shared, project)
+}
+
+// NotFound is the error of a QA that does not exist or is not visible.
+func NotFound(id string) error { return fmt.Errorf("qa %s: %w", id, core.ErrNotFound) }
+
+// Refresh recomputes the record's derived fields (trust, posterior,
+// freshness, level, status, consecutive_fail, expiry) from its evidence
+// at now.
+func (l *Ledger) Refresh(e *Entry, rep trust.Reputation, now time.Time) {
+	l.m.Fill(&e.Rec, l.m.Score(e.State, rep, now))
+}
+
+// NewCandidate returns the entry of a new QA from req, created by creator
+// at now, with id: tags and shared projects normalised (never nil, shared
+// projects once each), the content hash, and quarantine decided here —
+// the client's metadata.quarantined, or text that reads like instructions
+// to an agent (core.InstructionLike), whatever the client's extractor said.
+// The candidate's evidence is applied separately (CandidateEvidence).
+func (l *Ledger) NewCandidate(req core.CandidateRequest, id, creator string, now time.Time) Entry {
+	tags := slices.Clone(req.Tags)
+	if tags == nil {
+		tags = []string{}
+	}
+	rec := core.Record{
+		QAID:           id,
+		ProjectID:      req.ProjectID,
+		Question:       req.Question,
+		Answer:         req.Answer,
+		Summary:        req.Summary,
+		Tags:           tags,
+		Metadata:       req.Metadata,
+		Source:         req.Source,
+		Author:         req.Author,
+		Status:         core.StatusCandidate,
+		CreatedAt:      now,
+		UpdatedAt:      now,
+		ContentHash:    core.ContentHash(req.Question, req.Answer),
+		SharedProjects: SharedProjects(req.SharedProjects),
+	}
+	if req.Confidence != nil {
+		rec.Confidence = *req.Confidence
+	}
+	if q, ok := req.Metadata["quarantined"].(bool); ok && q {
+		rec.Quarantined = true
+	}
+	if why := core.InstructionLike(req.Question + "\n" + req.Answer + "\n" + req.Summary); why != "" {
+		rec.Quarantined = true
+		md := make(map[string]any, len(req.Metadata)+1)
+		for k, v := range req.Metadata {
+			md[k] = v
+		}
+		if _, ok := md["quarantine_reason"]; !ok {
+			md["quarantine_reason"] = why
+		}
+		rec.Metadata = md
+	}
+	return Entry{Rec: rec, State: trust.NewState(creator, now)}
+}
+
+// SharedProjects is a candidate's shared projects as stored: each once, in
+// order, never nil.
+func SharedProjects(in []string) []string {
+	out := []string{}
+	for _, p := range in {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// CandidateEvidence applies a candidate's evidence — the result of the run
+// that wrote it — to e: the new QA it created (duplicate false) or the
+// existing QA it duplicates (duplicate true). It is the creator's own
+// report: in the single-user store it counts as a vote (for a duplicate,
+// the run vouches for the QA it reproduced); in the service's store it
+// counts for nothing — on its own QA the creator's reports never count, and
+// on a duplicate it would be a report on someone else's QA without a
+// receipt (SPEC §5.4: a vote needs a validation quoting one).
+func (l *Ledger) CandidateEvidence(e *Entry, v trust.Vote, rep trust.Reputation, duplicate bool) Change {
+	if duplicate && !l.local() {
+		return Change{Reason: ReasonReceiptRequired}
+	}
+	return l.Validation(e, v, rep)
+}
+
+// Validation applies one validation report v to e. A report that does not
+// count (the creator's own outside the single-user store, any report on a
+// frozen QA) changes nothing: no counter, no last_validated_at, the
+// candidate's expiry stands. A counted report updates the evidence, the
+// counters by result and strength, last_validated_at and updated_at; a
+// pass lifts quarantine only when it is a human's or an independent strong
+// verdict — never the creator's own (its --verify pass included).
+func (l *Ledger) Validation(e *Entry, v trust.Vote, rep trust.Reputation) Change {
+	st := e.State
+	if st.Status == core.StatusFrozen {
+		return Change{Reason: ReasonFrozen}
+	}
+	eff := l.m.Apply(st, v, rep)
+	if !eff.Counted {
+		return Change{Reason: ReasonOwnReport}
+	}
+	r := &e.Rec
+	r.Stats.Add(v.Result, v.Strength)
+	pass := v.Result == core.ResultPass
+	if pass {
+		r.SuccessCount++
+	} else {
+		r.FailureCount++
+	}
+	if v.Strength == core.StrengthStrong {
+		r.StrongSignalCount++
+	}
+	if pass && (v.Human || v.Strength == core.StrengthStrong && v.Source != st.Creator) {
+		r.Quarantined = false
+	}
+	r.LastValidatedAt = v.At
+	r.UpdatedAt = v.At
+	l.Refresh(e, WithEffects(rep, st.Creator, eff), v.At)
+	return Change{Applied: true, Effects: eff, Day: &Day{Date: v.At.UTC().Format(time.DateOnly), Pass: pass}}
+}
+
+// Hit counts one reference of a hit report on rec: shown raises
+// usage_count, used raises use_count and last_used_at. Trust never
+// changes. It reports whether rec changed.
+func (l *Ledger) Hit(rec *core.Record, ref core.HitRef, now time.Time) bool {
+	if !ref.Shown && !ref.Used {
+		return false
+	}
+	if ref.Shown {
+		rec.UsageCount++
+	}
+	if ref.Used {
+		rec.UseCount++
+		rec.LastUsedAt = now
+	}
+	return true
+}
+
+// TextChanged reports whether req changes the indexed text of rec (the
+// store re-indexes the entry around Verdict).
+func TextChanged(rec core.Record, req core.PatchRequest) bool {
+	return req.Answer != nil && *req.Answer != rec.Answer
+}
+
+// Verdict applies a human verdict or edit to e: a new answer (and content
+// hash), summary, tags; a status, which is sticky (SPEC §5.1) and clears
+// quarantine (a human looked at it), with its effect on the creator's
+// record. The record is refreshed at now.
+func (l *Ledger) Verdict(e *Entry, req core.PatchRequest, rep trust.Reputation, now time.Time) Change {
+	r := &e.Rec
+	if TextChanged(*r, req) {
+		r.Answer = *req.Answer
+		r.ContentHash = core.ContentHash(r.Question, r.Answer)
+	}
+	if req.Summary != nil {
+		r.Summary = *req.Summary
+	}
+	if req.Tags != nil {
+		r.Tags = slices.Clone(*req.Tags)
+		if r.Tags == nil {
+			r.Tags = []string{}
+		}
+	}
+	var ch Change
+	if req.Status != nil {
+		ch.Effects = l.m.SetStatusEffects(e.State, *req.Status, now)
+		ch.Applied = true
+		r.Quarantined = false
+	}
+	r.UpdatedAt = now
+	l.Refresh(e, WithEffects(rep, e.State.Creator, ch.Effects), now)
+	return ch
+}
+
+// Import returns the entry of an imported full record: status candidate
+// when none, created_at now when none, updated_at created_at when none,
+// the content hash when none, tags and shared projects never nil, the level
+// name from the validation level, and evidence rebuilt from the counters
+// (trust.ImportedState). The store passes now at its own precision.
+func (l *Ledger) Import(r core.Record, now time.Time) Entry {
+	if r.Status == "" {
+		r.Status = core.StatusCandidate
+	}
+	if r.CreatedAt.IsZero() {
+		r.CreatedAt = now
+	}
+	if r.UpdatedAt.IsZero() {
+		r.UpdatedAt = r.CreatedAt
+	}
+	if r.ContentHash == "" {
+		r.ContentHash = core.ContentHash(r.Question, r.Answer)
+	}
+	if r.Tags == nil {
+		r.Tags = []string{}
+	}
+	if r.SharedProjects == nil {
+		r.SharedProjects = []string{}
+	}
+	r.Level = core.LevelName(r.ValidationLevel)
+	return Entry{Rec: r, State: trust.ImportedState(r)}
+}
+
+// ValidateImport checks record i of an import.
+func ValidateImport(i int, r core.Record) error {
+	if err := core.ValidateProjectID(r.ProjectID); err != nil {
+		return fmt.Errorf("record %d: %w", i, err)
+	}
+	if err := core.ValidateQAID(r.QAID); err != nil {
+		return fmt.Errorf("record %d: %w", i, err)
+	}
+	if r.Status != "" && !r.Status.Valid() {
+		return fmt.Errorf("record %d: %w", i, core.Invalid("status", "unknown status"))
+	}
+	return nil
+}
+
+// Expire deprecates e when the expiry job at now should: a candidate never
+// validated within the candidate TTL (trust.Model.Expire). It reports
+// whether e changed.
+func (l *Ledger) Expire(e *Entry, rep trust.Reputation, now time.Time) bool {
+	if e.State.Status != core.StatusCandidate || !l.m.Expire(e.State, now) {
+		return false
+	}
+	e.Rec.UpdatedAt = now
+	l.Refresh(e, rep, now)
+	return true
+}
+
+// DupCandidates is how many lexical matches of a new question a store
+// compares for near duplicates.
+const DupCandidates = 5
+
+// Duplicate reports whether a candidate (req, with content hash hash)
+// duplicates the existing QA rec: only a QA of the candidate's own project,
+// with the same content hash, or a near duplicate — question and answer
+// both at least core.DuplicateThreshold similar. A store looks rec up by
+// the hash first, then among the DupCandidates best lexical matches of the
+// question.
+func Duplicate(req core.CandidateRequest, hash string, rec core.Record) bool {
+	if rec.ProjectID != req.ProjectID {
+		return false
+	}
+	if rec.ContentHash == "" {
+		rec.ContentHash = core.ContentHash(rec.Question, rec.Answer)
+	}
+	if rec.ContentHash == hash {
+		return true
+	}
+	return core.Similarity(req.Question, rec.Question) >= core.DuplicateThreshold &&
+		core.Similarity(req.Answer, rec.Answer) >= core.DuplicateThreshold
+}
+
+// WithEffects is rep with eff's increments added (the book as it will be
+// once the store persisted eff), for refreshing a record in the same
+// update.
+func WithEffects(rep trust.Reputation, creator string, eff trust.Effects) trust.Reputation {
+	if rep == nil {
+		rep = trust.NoReputation
+	}
+	if len(eff.Sources) == 0 && eff.Creator == (trust.CreatorRep{}) {
+		return rep
+	}
+	return overlay{rep, creator, eff}
+}
+
+type overlay struct {
+	trust.Reputation
+	creator string
+	eff     trust.Effects
+}
+
+func (o overlay) Source(id string) trust.SourceRep {
+	r := o.Reputation.Source(id)
+	if x, ok := o.eff.Sources[id]; ok {
+		r.Agree += x.Agree
+		r.Disagree += x.Disagree
+	}
+	return r
+}
+
+func (o overlay) Creator(id string) trust.CreatorRep {
+	r := o.Reputation.Creator(id)
+	if id == o.creator {
+		r.Proven += o.eff.Creator.Proven
+		r.Rejected += o.eff.Creator.Rejected
+	}
+	return r
+}
