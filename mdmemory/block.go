@@ -37,6 +37,9 @@ type Options struct {
 	MaxChars int
 	// MaxEntries bounds the number of entries.
 	MaxEntries int
+	// Topics marks a main block whose file_pattern and user_pref entries
+	// live in topic files next to it (Category.Topic); the block names them.
+	Topics bool
 }
 
 // Check reports an option out of range.
@@ -53,7 +56,11 @@ func (o Options) Check() error {
 }
 
 func (o Options) beginMarker() string {
-	return fmt.Sprintf("%s v%d min-level=%d max-chars=%d max-entries=%d -->", beginPrefix, Version, o.MinLevel, o.MaxChars, o.MaxEntries)
+	topics := ""
+	if o.Topics {
+		topics = " topics=1"
+	}
+	return fmt.Sprintf("%s v%d min-level=%d max-chars=%d max-entries=%d%s -->", beginPrefix, Version, o.MinLevel, o.MaxChars, o.MaxEntries, topics)
 }
 
 var beginRE = regexp.MustCompile(`^<!-- memex:begin v(\d+)((?: [a-z-]+=\d+)*) -->\s*$`)
@@ -79,6 +86,8 @@ func parseBegin(line string) (Options, int, error) {
 			o.MaxChars = n
 		case "max-entries":
 			o.MaxEntries = n
+		case "topics":
+			o.Topics = n != 0
 		}
 	}
 	return o, v, nil
@@ -144,6 +153,9 @@ func render(es []Entry, omitted int, opt Options, reason string) string {
 	var b strings.Builder
 	b.WriteString(opt.beginMarker())
 	b.WriteString("\n" + Title + "\n\n" + Intro + "\n\n")
+	if opt.Topics {
+		b.WriteString("More in the topic files @" + FilePattern.Topic() + " and @" + UserPref.Topic() + ".\n\n")
+	}
 	for _, c := range Categories {
 		first := true
 		for _, e := range es {

@@ -70,6 +70,9 @@ type Entry struct {
 	Question string
 	// Content is the entry's body (the QA's answer).
 	Content string
+	// Line is the heading's 1-based line, set by ParseEntries; Format
+	// ignores it.
+	Line int
 }
 
 // Warning is a malformed part of a document that was skipped.
@@ -84,6 +87,7 @@ func (w Warning) String() string { return fmt.Sprintf("line %d: %s", w.Line, w.M
 // truncated to the minute in UTC, the question on one line, the content
 // with \r\n turned into \n and without leading or trailing blank lines.
 func Normalize(e Entry) Entry {
+	e.Line = 0
 	e.Time = e.Time.UTC().Truncate(time.Minute)
 	e.Question = strings.Join(strings.Fields(e.Question), " ")
 	e.Content = normContent(e.Content)
@@ -233,7 +237,7 @@ func ParseEntries(text string, first int) ([]Entry, []Warning) {
 			skip(fmt.Sprintf("unknown category %q (file_pattern, user_pref, error_solution, general); skipped", m[2]))
 			continue
 		}
-		e := Entry{Time: ts, Category: cat}
+		e := Entry{Time: ts, Category: cat, Line: ln}
 		if m[3] != "" {
 			if msg := parseMeta(&e, m[3]); msg != "" {
 				skip(msg + "; skipped")

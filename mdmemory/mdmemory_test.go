@@ -90,6 +90,7 @@ func TestPropertyEntriesRoundTrip(t *testing.T) {
 		es := g.entries(g.r.IntN(6))
 		text := FormatEntries(es)
 		got, warns := ParseEntries(text, 1)
+		got = normAll(got) // drops Line
 		if len(warns) > 0 {
 			t.Fatalf("case %d: warnings %v\n%s", i, warns, text)
 		}
@@ -109,7 +110,7 @@ func TestPropertyBlockRoundTrip(t *testing.T) {
 	g := newGen(3)
 	for i := range 200 {
 		es := g.entries(g.r.IntN(12))
-		opt := Options{MinLevel: g.r.IntN(4), MaxChars: 400 + g.r.IntN(6000), MaxEntries: 1 + g.r.IntN(10)}
+		opt := Options{MinLevel: g.r.IntN(4), MaxChars: 400 + g.r.IntN(6000), MaxEntries: 1 + g.r.IntN(10), Topics: g.r.IntN(2) == 0}
 		r, err := Render(es, opt)
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
@@ -124,7 +125,7 @@ func TestPropertyBlockRoundTrip(t *testing.T) {
 		if pb.Options != opt || pb.Version != Version {
 			t.Fatalf("case %d: options %+v v%d, want %+v v%d", i, pb.Options, pb.Version, opt, Version)
 		}
-		got := pb.Entries
+		got := normAll(pb.Entries)
 		SortNewest(got)
 		if len(got) != len(r.Kept) || (len(got) > 0 && !reflect.DeepEqual(got, r.Kept)) {
 			t.Fatalf("case %d: parsed %d entries, kept %d\nwant %#v\ngot  %#v", i, len(got), len(r.Kept), r.Kept, got)
@@ -338,5 +339,37 @@ never closed
 	}
 	if b := d.Bullets[1]; b.Text != "Never push to main directly, open a pull request." {
 		t.Errorf("bullet 1 %#v", b)
+	}
+}
+
+func TestClassifyAndTruncate(t *testing.T) {
+	tests := []struct {
+		q        string
+		tags     []string
+		explicit string
+		want     Category
+	}{
+		{"why does go test -race fail on the cache?", nil, "", ErrorSolution},
+		{"how do I add a column with a default?", nil, "", General},
+		{"how do I add a column?", []string{"sql", "USER_PREF"}, "", UserPref},
+		{"why does it crash?", nil, "file_pattern", FilePattern},
+		{"why does it crash?", nil, "bogus", ErrorSolution},
+	}
+	for _, tc := range tests {
+		if got := Classify(tc.q, tc.tags, tc.explicit); got != tc.want {
+			t.Errorf("Classify(%q, %v, %q) = %s, want %s", tc.q, tc.tags, tc.explicit, got, tc.want)
+		}
+	}
+	g := newGen(6)
+	for i := range 100 {
+		c := g.content() + strings.Repeat("\nline 数据", g.r.IntN(50))
+		max := 20 + g.r.IntN(300)
+		got := Truncate(c, max, "…(cut)")
+		if n := utf8.RuneCountInString(got); n > max {
+			t.Fatalf("case %d: %d characters > %d", i, n, max)
+		}
+		if utf8.RuneCountInString(c) <= max && got != c {
+			t.Fatalf("case %d: content within the limit changed", i)
+		}
 	}
 }
