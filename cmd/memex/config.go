@@ -51,6 +51,15 @@ type Config struct {
 	ServeAddr string         // [serve] addr
 	Serve     service.Config // [serve] (keys, quotas, limits, receipts)
 
+	// storeLockTimeout, when set, bounds how long opening the embedded
+	// store waits for another process's lock (a hook must not hang).
+	storeLockTimeout time.Duration
+
+	// HooksEnabled is [hooks] enabled: false turns `memex hook` off (the
+	// hooks then exit at once with no output). A repository's .memex.toml
+	// may turn it off for its project.
+	HooksEnabled bool
+
 	// Semantic is the optional reranking of [semantic] (off by default);
 	// its API key is MEMEX_EMBED_API_KEY, from the environment only.
 	Semantic semanticConfig
@@ -74,6 +83,7 @@ type semanticConfig struct {
 func DefaultConfig() Config {
 	return Config{
 		Engine:       engine.DefaultConfig(),
+		HooksEnabled: true,
 		Profile:      "default",
 		Backend:      "claude",
 		HalfLife:     90 * 24 * time.Hour,
@@ -136,7 +146,10 @@ type fileConfig struct {
 		CandidateTTL    *duration `toml:"candidate_ttl"`
 		RequireReceipts *bool     `toml:"require_receipts"`
 	} `toml:"trust"`
-	Serve    serveFile `toml:"serve"`
+	Serve serveFile `toml:"serve"`
+	Hooks struct {
+		Enabled *bool `toml:"enabled"`
+	} `toml:"hooks"`
 	Semantic struct {
 		Enabled    *bool     `toml:"enabled"`
 		BaseURL    *string   `toml:"base_url"`
@@ -408,6 +421,7 @@ func unquoteKey(s string) string {
 
 func (fc *fileConfig) apply(cfg *Config, path string) error {
 	bad := func(key, msg string) error { return fmt.Errorf("config %s: %s: %s", path, key, msg) }
+	set(&cfg.HooksEnabled, fc.Hooks.Enabled)
 	m := fc.Memory
 	set(&cfg.Project, m.Project)
 	set(&cfg.Store, m.Store)

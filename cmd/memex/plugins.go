@@ -116,7 +116,11 @@ func openEmbedded(_ context.Context, u *url.URL, cfg Config) (core.MemoryPlugin,
 	if cfg.CandidateTTL > 0 {
 		p.CandidateTTL = cfg.CandidateTTL
 	}
-	return embedded.Open(path, embedded.WithTrustParams(p))
+	opts := []embedded.Option{embedded.WithTrustParams(p)}
+	if cfg.storeLockTimeout > 0 {
+		opts = append(opts, embedded.WithLockTimeout(cfg.storeLockTimeout))
+	}
+	return embedded.Open(path, opts...)
 }
 
 // trustParams are the service-side trust parameters of the config (the

@@ -78,6 +78,9 @@ func allowed(p, imp string) (bool, string) {
 		return (own && (r == "core" || r == "trust")) || external[imp], "trust/ledger imports only core and trust"
 	case p == "trust/sim":
 		return !own || r == "core" || r == "trust", "trust/sim imports only core and trust"
+	case p == "hooks":
+		return !own || r == "core" || r == "agent",
+			"hooks (the hosts' hook protocols, transcripts and settings) imports core and agent, never the engine or a store"
 	case p == "engine":
 		return !own || r == "core" || r == "gatekeeper" || r == "extract" || r == "extract/redact" || r == "agent",
 			"engine imports core, gatekeeper, extract and agent, never a plugin"
@@ -115,6 +118,8 @@ func TestRuleRejectsViolations(t *testing.T) {
 		{"service", module + "/plugins/embedded"},
 		{"service", module + "/gatekeeper"},
 		{"mdmemory", module + "/core"},
+		{"hooks", module + "/engine"},
+		{"hooks", module + "/plugins/embedded"},
 	}
 	for _, b := range bad {
 		if ok, _ := allowed(b[0], b[1]); ok {
