@@ -30,6 +30,9 @@ func TestCluster(t *testing.T) {
 	t.Run("Conformance", func(t *testing.T) {
 		coretest.Run(t, func(t *testing.T) core.MemoryPlugin { return open(t) })
 	})
+	t.Run("Items", func(t *testing.T) {
+		coretest.RunItems(t, func(t *testing.T) core.ItemStore { return open(t).Items() })
+	})
 	t.Run("Failover", func(t *testing.T) { testFailover(t, c.For(t), open(t)) })
 }
 

@@ -1,0 +1,353 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/retrieval"
+)
+
+// The namespaced store (core.ItemStore, docs/SCOPES.md). The items of a
+// namespace live with those of every namespace sharing its first two
+// segments (its tag: "user/alice", "project/acme", "global") under one
+// hash tag, so every write is one Lua script on one cluster slot:
+//
+//	<prefix>:items:{<tag>}:z   sorted set of core.ItemIDs (score 0, lexical order)
+//	<prefix>:items:{<tag>}:h   hash core.ItemID → created ns (8) updated ns (8) value JSON
+//	<prefix>:items:tags        sorted set of the tags (score 0): lists and clears of
+//	                           a prefix of fewer than two segments walk it
+//
+// <tag> is the base64url of core.NamespacePrefixID of the first two
+// segments. A tag stays in the tag set once written (a put could race its
+// removal); an empty tag costs a list of the root one round trip.
+
+// Items returns the store's namespaced store, on the same client and
+// prefix.
+func (s *Store) Items() core.ItemStore { return &items{s: s} }
+
+var (
+	_ core.ItemsProvider = (*Store)(nil)
+	_ core.ItemStore     = (*items)(nil)
+)
+
+type items struct{ s *Store }
+
+// tagOf is the tag (raw) of a namespace or of the namespace of an ItemID.
+func tagOf(ns core.Namespace) string { return core.NamespacePrefixID(ns[:min(2, len(ns))]) }
+
+func (x *items) z(tag string) string {
+	return x.s.k.prefix + ":items:{" + base64.RawURLEncoding.EncodeToString([]byte(tag)) + "}:z"
+}
+func (x *items) h(tag string) string {
+	return x.s.k.prefix + ":items:{" + base64.RawURLEncoding.EncodeToString([]byte(tag)) + "}:h"
+}
+func (x *items) tags() string { return x.s.k.prefix + ":items:tags" }
+
+// putItemScript: KEYS z, h; ARGV id, created(8), updated(8)+value,
+// max entries, count range min, count range max. Returns the previous
+// entry, false when the key was new, or -1 when the namespace is full.
+var putItemScript = redis.NewScript(`
+local old = redis.call('HGET', KEYS[2], ARGV[1])
+local created = ARGV[2]
+if old then
+  created = string.sub(old, 1, 8)
+else
+  local max = tonumber(ARGV[4])
+  if max > 0 and redis.call('ZLEXCOUNT', KEYS[1], ARGV[5], ARGV[6]) >= max then
+    return -1
+  end
+  redis.call('ZADD', KEYS[1], 0, ARGV[1])
+end
+redis.call('HSET', KEYS[2], ARGV[1], created .. ARGV[3])
+return old
+`)
+
+// deleteItemScript: KEYS z, h; ARGV id. Returns the removed entry or false.
+var deleteItemScript = redis.NewScript(`
+local old = redis.call('HGET', KEYS[2], ARGV[1])
+if old then
+  redis.call('HDEL', KEYS[2], ARGV[1])
+  redis.call('ZREM', KEYS[1], ARGV[1])
+end
+return old
+`)
+
+// clearItemsScript: KEYS z, h; ARGV range min, range max. Removes the
+// range's items and returns how many.
+var clearItemsScript = redis.NewScript(`
+local n = 0
+while true do
+  local ids = redis.call('ZRANGEBYLEX', KEYS[1], ARGV[1], ARGV[2], 'LIMIT', 0, 1000)
+  if #ids == 0 then return n end
+  redis.call('HDEL', KEYS[2], unpack(ids))
+  redis.call('ZREM', KEYS[1], unpack(ids))
+  n = n + #ids
+end
+`)
+
+func encodeItemTimes(created, updated time.Time) (c, u []byte) {
+	c = binary.BigEndian.AppendUint64(nil, uint64(created.UnixNano()))
+	u = binary.BigEndian.AppendUint64(nil, uint64(updated.UnixNano()))
+	return c, u
+}
+
+func decodeItem(id, v string) (core.Item, error) {
+	if len(v) < 16 {
+		return core.Item{}, errors.New("corrupt item entry")
+	}
+	ns, key, err := core.ParseItemID(id)
+	if err != nil {
+		return core.Item{}, err
+	}
+	return core.Item{
+		Namespace: ns, Key: key, Value: []byte(v[16:]),
+		CreatedAt: time.Unix(0, int64(binary.BigEndian.Uint64([]byte(v[0:8])))).UTC(),
+		UpdatedAt: time.Unix(0, int64(binary.BigEndian.Uint64([]byte(v[8:16])))).UTC(),
+	}, nil
+}
+
+func (x *items) err(ctx context.Context, op string, err error) error {
+	var qe *core.QuotaError
+	if errors.Is(err, core.ErrInvalid) || errors.As(err, &qe) {
+		return fmt.Errorf("redis: %s: %w", op, err)
+	}
+	return x.s.wrap(ctx, op, err)
+}
+
+func (x *items) Put(ctx context.Context, req core.PutRequest) (core.PutResult, error) {
+	const op = "put item"
+	if err := req.Validate(); err != nil {
+		return core.PutResult{}, x.err(ctx, op, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return core.PutResult{}, x.err(ctx, op, err)
+	}
+	tag := tagOf(req.Namespace)
+	if err := x.s.rdb.ZAdd(ctx, x.tags(), redis.Z{Member: tag}).Err(); err != nil {
+		return core.PutResult{}, x.err(ctx, op, err)
+	}
+	id := core.ItemID(req.Namespace, req.Key)
+	now := x.s.cfg.clock().UTC()
+	c, u := encodeItemTimes(now, now)
+	nsID := core.NamespacePrefixID(req.Namespace)
+	v, err := putItemScript.Run(ctx, x.s.rdb, []string{x.z(tag), x.h(tag)},
+		id, c, append(u, req.Value...), req.MaxEntries, "["+nsID+"\x01", "("+nsID+"\x02").Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return core.PutResult{}, x.err(ctx, op, err)
+	}
+	it := core.Item{Namespace: req.Namespace, Key: req.Key, Value: req.Value, CreatedAt: now, UpdatedAt: now}
+	var res core.PutResult
+	switch old := v.(type) {
+	case int64:
+		if old == -1 {
+			return core.PutResult{}, x.err(ctx, op, &core.QuotaError{Limit: "entries per namespace", Max: req.MaxEntries})
+		}
+	case string:
+		prev, err := decodeItem(id, old)
+		if err != nil {
+			return core.PutResult{}, x.err(ctx, op, err)
+		}
+		res.Previous = &prev
+		it.CreatedAt = prev.CreatedAt
+	}
+	res.Item = it
+	return res, nil
+}
+
+func (x *items) Get(ctx context.Context, ns core.Namespace, key string) (core.Item, bool, error) {
+	const op = "get item"
+	if err := ns.Validate(); err != nil {
+		return core.Item{}, false, x.err(ctx, op, err)
+	}
+	if err := core.ValidateItemKey(key); err != nil {
+		return core.Item{}, false, x.err(ctx, op, err)
+	}
+	tag := tagOf(ns)
+	id := core.ItemID(ns, key)
+	v, err := x.s.rdb.HGet(ctx, x.h(tag), id).Result()
+	if errors.Is(err, redis.Nil) {
+		return core.Item{}, false, nil
+	}
+	if err != nil {
+		return core.Item{}, false, x.err(ctx, op, err)
+	}
+	it, err := decodeItem(id, v)
+	if err != nil {
+		return core.Item{}, false, x.err(ctx, op, err)
+	}
+	return it, true, nil
+}
+
+// prefixTags returns the tags holding the items under prefix from the tag
+// of after on, in order.
+func (x *items) prefixTags(ctx context.Context, prefix core.Namespace, after string) ([]string, error) {
+	p := core.NamespacePrefixID(prefix)
+	if len(prefix) >= 2 {
+		return []string{tagOf(prefix)}, nil
+	}
+	start := "[" + p
+	if after != "" {
+		if ns, _, err := core.ParseItemID(after); err == nil && tagOf(ns) > p {
+			start = "[" + tagOf(ns)
+		}
+	}
+	return x.s.rdb.ZRangeByLex(ctx, x.tags(), &redis.ZRangeBy{Min: start, Max: "(" + p + "\xff"}).Result()
+}
+
+// scan reads up to limit items under prefix after the id after, in order,
+// and reports whether more follow.
+func (x *items) scan(ctx context.Context, prefix core.Namespace, after string, limit int) ([]core.Item, bool, error) {
+	p := core.NamespacePrefixID(prefix)
+	tags, err := x.prefixTags(ctx, prefix, after)
+	if err != nil {
+		return nil, false, err
+	}
+	out := []core.Item{}
+	for _, tag := range tags {
+		min := "[" + p
+		if after != "" && after >= p {
+			min = "(" + after
+		}
+		ids, err := x.s.rdb.ZRangeByLex(ctx, x.z(tag), &redis.ZRangeBy{Min: min, Max: "(" + p + "\xff", Count: int64(limit + 1 - len(out))}).Result()
+		if err != nil {
+			return nil, false, err
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		vals, err := x.s.rdb.HMGet(ctx, x.h(tag), ids...).Result()
+		if err != nil {
+			return nil, false, err
+		}
+		for i, v := range vals {
+			s, ok := v.(string)
+			if !ok {
+				continue // removed between the two reads
+			}
+			it, err := decodeItem(ids[i], s)
+			if err != nil {
+				return nil, false, err
+			}
+			out = append(out, it)
+		}
+		if len(out) > limit {
+			return out[:limit], true, nil
+		}
+	}
+	return out, false, nil
+}
+
+func (x *items) List(ctx context.Context, req core.ListItemsRequest) (core.ItemPage, error) {
+	const op = "list items"
+	if err := req.Validate(); err != nil {
+		return core.ItemPage{}, x.err(ctx, op, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return core.ItemPage{}, x.err(ctx, op, err)
+	}
+	after, _ := core.DecodeItemCursor(req.Cursor)
+	got, more, err := x.scan(ctx, req.Prefix, after, core.ItemListLimit(req.Limit))
+	if err != nil {
+		return core.ItemPage{}, x.err(ctx, op, err)
+	}
+	page := core.ItemPage{Items: got}
+	if more && len(got) > 0 {
+		last := got[len(got)-1]
+		page.NextCursor = core.EncodeItemCursor(core.ItemID(last.Namespace, last.Key))
+	}
+	return page, nil
+}
+
+func (x *items) Search(ctx context.Context, req core.SearchItemsRequest) ([]core.Item, error) {
+	const op = "search items"
+	if err := req.Validate(); err != nil {
+		return nil, x.err(ctx, op, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, x.err(ctx, op, err)
+	}
+	var all []core.Item
+	after := ""
+	for len(all) < core.MaxItemSearchScan {
+		got, more, err := x.scan(ctx, req.Prefix, after, min(core.MaxItemListSize, core.MaxItemSearchScan-len(all)))
+		if err != nil {
+			return nil, x.err(ctx, op, err)
+		}
+		all = append(all, got...)
+		if !more || len(got) == 0 {
+			break
+		}
+		last := got[len(got)-1]
+		after = core.ItemID(last.Namespace, last.Key)
+	}
+	out, err := retrieval.SearchItems(ctx, x.s.scorer, req, all)
+	if err != nil {
+		return nil, x.err(ctx, op, err)
+	}
+	return out, nil
+}
+
+func (x *items) Delete(ctx context.Context, ns core.Namespace, key string) (core.Item, bool, error) {
+	const op = "delete item"
+	if err := ns.Validate(); err != nil {
+		return core.Item{}, false, x.err(ctx, op, err)
+	}
+	if err := core.ValidateItemKey(key); err != nil {
+		return core.Item{}, false, x.err(ctx, op, err)
+	}
+	tag := tagOf(ns)
+	id := core.ItemID(ns, key)
+	v, err := deleteItemScript.Run(ctx, x.s.rdb, []string{x.z(tag), x.h(tag)}, id).Result()
+	if errors.Is(err, redis.Nil) {
+		return core.Item{}, false, nil
+	}
+	if err != nil {
+		return core.Item{}, false, x.err(ctx, op, err)
+	}
+	old, ok := v.(string)
+	if !ok {
+		return core.Item{}, false, nil
+	}
+	it, err := decodeItem(id, old)
+	if err != nil {
+		return core.Item{}, false, x.err(ctx, op, err)
+	}
+	return it, true, nil
+}
+
+// Clear removes the items under prefix: atomically when the prefix has two
+// segments or more (one tag), else tag by tag.
+func (x *items) Clear(ctx context.Context, prefix core.Namespace) (int, error) {
+	const op = "clear items"
+	if err := prefix.Validate(); err != nil {
+		return 0, x.err(ctx, op, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, x.err(ctx, op, err)
+	}
+	tags, err := x.prefixTags(ctx, prefix, "")
+	if err != nil {
+		return 0, x.err(ctx, op, err)
+	}
+	p := core.NamespacePrefixID(prefix)
+	n := 0
+	for _, tag := range tags {
+		if !strings.HasPrefix(tag, p) && !strings.HasPrefix(p, tag) {
+			continue
+		}
+		k, err := clearItemsScript.Run(ctx, x.s.rdb, []string{x.z(tag), x.h(tag)}, "["+p, "("+p+"\xff").Int()
+		if err != nil {
+			return n, x.err(ctx, op, err)
+		}
+		n += k
+	}
+	return n, nil
+}
