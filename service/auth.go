@@ -40,6 +40,9 @@ type caller struct {
 	admin    bool
 	trusted  bool
 	projects []string // nil: every project (insecure local mode)
+	// storeRead, storeWrite: the key's namespace patterns (nil: defaults,
+	// Server.policy).
+	storeRead, storeWrite []string
 }
 
 const callerKey = "memex.caller"
@@ -111,7 +114,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 				s.metrics.authFailures.Inc()
 				return fmt.Errorf("unknown API key: %w", core.ErrUnauthorized)
 			}
-			who = caller{id: k.ID, admin: k.Role == RoleAdmin, trusted: k.Trusted, projects: k.Projects}
+			who = caller{id: k.ID, admin: k.Role == RoleAdmin, trusted: k.Trusted, projects: k.Projects, storeRead: k.StoreRead, storeWrite: k.StoreWrite}
 		case s.cfg.InsecureLocal:
 			who = caller{id: localPrincipal, admin: true}
 		default:

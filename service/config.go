@@ -34,6 +34,21 @@ type Key struct {
 	Role         string   `toml:"role" json:"role"`
 	Projects     []string `toml:"projects" json:"projects"`
 	Trusted      bool     `toml:"trusted" json:"trusted"`
+	// StoreRead and StoreWrite are the namespace patterns of the
+	// namespaced store the key may read and write (core.ItemPolicy). nil:
+	// its own user and conversation namespaces (user/<id>,
+	// conversation/<id>), project/<p> for each of its project patterns,
+	// and global (read; write for an admin); an admin key of every project
+	// ("*") reaches every namespace.
+	StoreRead  []string `toml:"store_read" json:"store_read,omitempty"`
+	StoreWrite []string `toml:"store_write" json:"store_write,omitempty"`
+}
+
+// StoreQuota limits the namespaced store for every key. Zero: no limit
+// (values stay under core.MaxItemValueBytes).
+type StoreQuota struct {
+	MaxEntriesPerNamespace int `toml:"max_entries_per_namespace" json:"max_entries_per_namespace"`
+	MaxValueBytes          int `toml:"max_value_bytes" json:"max_value_bytes"`
 }
 
 // Quota limits one project. Zero means no limit.
@@ -53,6 +68,8 @@ type Config struct {
 	// projects a pattern matches (first match in sorted pattern order wins).
 	Quota         Quota
 	ProjectQuotas map[string]Quota
+	// Store limits the namespaced store (/v1/store/…).
+	Store StoreQuota
 	// BodyLimit is the largest request body in bytes (413 above it).
 	BodyLimit int64
 	// RateLimit is each key's sustained requests per second, RateBurst its

@@ -44,6 +44,7 @@ func errorStatus(err error) (status int, code, msg, field string) {
 	var mbe *http.MaxBytesError
 	var rl *rateLimitedError
 	var ni *notImplementedError
+	var qe *core.QuotaError
 	switch {
 	case errors.As(err, &fe):
 		return http.StatusBadRequest, "invalid_request", fe.Error(), fe.Field
@@ -55,6 +56,8 @@ func errorStatus(err error) (status int, code, msg, field string) {
 		return http.StatusNotImplemented, "not_implemented", err.Error(), ""
 	case errors.As(err, &he):
 		return echoStatus(he)
+	case errors.As(err, &qe):
+		return http.StatusRequestEntityTooLarge, "quota_exceeded", qe.Error(), ""
 	case errors.Is(err, core.ErrInvalid):
 		return http.StatusBadRequest, "invalid_request", safeMessage(err), ""
 	case errors.Is(err, core.ErrUnauthorized):

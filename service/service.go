@@ -26,7 +26,13 @@ type options struct {
 	reg      prometheus.Registerer
 	clock    func() time.Time
 	injector Injector
+	items    core.ItemStore
 }
+
+// WithItems sets the namespaced store of /v1/store/… (default: the
+// store's own, when it is a core.ItemsProvider; without one those routes
+// answer 501).
+func WithItems(st core.ItemStore) Option { return func(o *options) { o.items = st } }
 
 // WithLogger sets the logger (silent by default). Only unexpected (5xx)
 // errors and lifecycle events are logged.
@@ -56,12 +62,13 @@ type Server struct {
 	gatherer prometheus.Gatherer
 	metrics  *metrics
 
-	keys     []compiledKey
-	limiter  *limiter
-	idem     *idemCache
-	quotas   *quotaCounter
-	receipts core.Receipts // nil: receipts are off
-	auditor  core.Auditor  // the store's, else an in-memory log
+	keys      []compiledKey
+	limiter   *limiter
+	idem      *idemCache
+	quotas    *quotaCounter
+	receipts  core.Receipts  // nil: receipts are off
+	auditor   core.Auditor   // the store's, else an in-memory log
+	itemStore core.ItemStore // nil: /v1/store/… answer 501
 }
 
 // New builds the server for store. It validates cfg (no keys without
@@ -94,6 +101,10 @@ func New(store core.MemoryPlugin, cfg Config, opts ...Option) (*Server, error) {
 	}
 	if r, ok := store.(core.Receipts); ok {
 		s.receipts = r
+	}
+	s.itemStore = o.items
+	if ip, ok := store.(core.ItemsProvider); ok && s.itemStore == nil {
+		s.itemStore = ip.Items()
 	}
 	if a, ok := store.(core.Auditor); ok {
 		s.auditor = a
@@ -213,6 +224,7 @@ func (s *Server) routes() *echo.Echo {
 	v1.DELETE("/qa/:qa_id", s.remove)
 	v1.POST("/qa/expire", s.expire, s.requireAdmin)
 	v1.POST("/task/grade", s.grade)
+	s.storeRoutes(v1)
 
 	adm := e.Group("/admin/v1", s.authenticate, s.rateLimit, s.requireAdmin)
 	adm.GET("/projects", s.adminProjects)

@@ -329,6 +329,11 @@ func TestIsolationMatrix(t *testing.T) {
 	})))
 	const secretWord = "zanzibarquux"
 	bID := e.addQA(keyAgentB, "b-proj", "How does "+secretWord+" deploy work?", "The "+secretWord+" deploy uses blue green.")
+	// B's scoped entries in the namespaced store: its user, a conversation
+	// of its user, its project.
+	for _, ns := range [][]string{{"user", "agent-b"}, {"conversation", "agent-b", "s1"}, {"project", "b-proj"}} {
+		e.must(200, keyAgentB, "PUT", "/v1/store/items", map[string]any{"namespace": ns, "key": "k", "value": map[string]any{"text": secretWord + " preference"}})
+	}
 	// Requests by agent-a (and admin-a) aimed at project B's data: by
 	// naming project B (403) or by naming B's QA from project A (404).
 	reqs := []struct {
@@ -357,6 +362,22 @@ func TestIsolationMatrix(t *testing.T) {
 		{"admin patch B's QA from A", "PATCH", "/admin/v1/qa/" + bID, map[string]any{"project_id": "a-proj", "status": "deprecated"}, keyAdminA},
 		{"admin audit B", "GET", "/admin/v1/audit?project_id=b-proj", nil, keyAdminA},
 		{"admin projects as admin-a", "GET", "/admin/v1/projects", nil, keyAdminA},
+		{"store get B's user entry", "GET", "/v1/store/items?namespace=user/agent-b&key=k", nil, keyAgentA},
+		{"store get B's conversation entry", "GET", "/v1/store/items?namespace=conversation/agent-b/s1&key=k", nil, keyAgentA},
+		{"store get B's project entry", "GET", "/v1/store/items?namespace=project/b-proj&key=k", nil, keyAgentA},
+		{"store get B's user entry as admin-a", "GET", "/v1/store/items?namespace=user/agent-b&key=k", nil, keyAdminA},
+		{"store list every user", "GET", "/v1/store/list?prefix=user", nil, keyAgentA},
+		{"store list the root", "GET", "/v1/store/list", nil, keyAgentA},
+		{"store list B's conversations", "GET", "/v1/store/list?prefix=conversation/agent-b", nil, keyAgentA},
+		{"store list every project as admin-a", "GET", "/v1/store/list?prefix=project", nil, keyAdminA},
+		{"store search B's project", "POST", "/v1/store/search", map[string]any{"prefix": []string{"project", "b-proj"}, "query": secretWord}, keyAgentA},
+		{"store search every conversation", "POST", "/v1/store/search", map[string]any{"prefix": []string{"conversation"}, "query": secretWord}, keyAgentA},
+		{"store search A's user for B's words", "POST", "/v1/store/search", map[string]any{"prefix": []string{"user", "agent-a"}, "query": secretWord}, keyAgentA},
+		{"store put into B's user", "PUT", "/v1/store/items", map[string]any{"namespace": []string{"user", "agent-b"}, "key": "k", "value": map[string]any{"text": "x"}}, keyAgentA},
+		{"store put into global as an agent", "PUT", "/v1/store/items", map[string]any{"namespace": []string{"global"}, "key": "k", "value": map[string]any{"text": "x"}}, keyAgentA},
+		{"store delete B's project entry", "DELETE", "/v1/store/items?namespace=project/b-proj&key=k", nil, keyAgentA},
+		{"store clear B's conversation", "POST", "/v1/store/clear", map[string]any{"prefix": []string{"conversation", "agent-b"}}, keyAgentA},
+		{"store clear every user", "POST", "/v1/store/clear", map[string]any{"prefix": []string{"user"}}, keyAdminA},
 	}
 	for _, rq := range reqs {
 		t.Run(rq.name, func(t *testing.T) {
@@ -383,6 +404,12 @@ func TestIsolationMatrix(t *testing.T) {
 	rec := e.record("b-proj", bID)
 	if rec.Status != core.StatusCandidate || rec.UsageCount != 0 || rec.SuccessCount != 0 {
 		t.Errorf("project B's QA changed: %+v", rec)
+	}
+	for _, path := range []string{"/v1/store/items?namespace=user/agent-b&key=k", "/v1/store/items?namespace=conversation/agent-b/s1&key=k", "/v1/store/items?namespace=project/b-proj&key=k"} {
+		r := e.must(200, keyAgentB, "GET", path, nil)
+		if !strings.Contains(string(r.body), secretWord+" preference") {
+			t.Errorf("B's entry %s changed: %s", path, r.body)
+		}
 	}
 }
 
