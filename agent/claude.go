@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/evidence"
 )
 
 // claude -p --output-format stream-json --verbose: one JSON object per line,
@@ -33,16 +34,6 @@ type claudeBlock struct {
 	ToolUseID string          `json:"tool_use_id"`
 	Content   json.RawMessage `json:"content"`
 	IsError   bool            `json:"is_error"`
-}
-
-// claudeEditTools change the file named by their input. Their call carries
-// the path in Paths, and their successful result is followed by an
-// EventFileChange (a failed edit changed nothing).
-var claudeEditTools = map[string]string{
-	"Edit":         "file_path",
-	"MultiEdit":    "file_path",
-	"Write":        "file_path",
-	"NotebookEdit": "notebook_path",
 }
 
 func (p *Parser) claude(line []byte) {
@@ -110,9 +101,11 @@ func (p *Parser) claudeAssistant(b claudeBlock) {
 		if b.Name == "Bash" {
 			e.Command = field(b.Input, "command")
 		}
-		key, edits := claudeEditTools[b.Name]
-		if edits {
-			if path := field(b.Input, key); path != "" {
+		// An edit tool's call carries the path it changes, and its
+		// successful result is followed by an EventFileChange (a failed edit
+		// changed nothing).
+		if evidence.IsEditTool(b.Name) {
+			if path := field(b.Input, "file_path", "notebook_path", "path"); path != "" {
 				e.Paths = []string{path}
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/evidence"
 )
 
 // gemini -o stream-json: init, message (role user|assistant, content, delta),
@@ -30,9 +31,6 @@ type geminiError struct {
 	Type    string `json:"type"`
 	Message string `json:"message"`
 }
-
-// geminiEditTools write the file named by their file_path parameter.
-var geminiEditTools = map[string]bool{"write_file": true, "replace": true, "edit": true, "smart_edit": true}
 
 func (p *Parser) gemini(line []byte) {
 	var l geminiLine
@@ -64,7 +62,7 @@ func (p *Parser) gemini(line []byte) {
 		if l.ToolName == "run_shell_command" {
 			e.Command = field(l.Parameters, "command")
 		}
-		if geminiEditTools[l.ToolName] {
+		if evidence.IsEditTool(l.ToolName) {
 			if path := field(l.Parameters, "file_path", "absolute_path", "path"); path != "" {
 				e.Paths = []string{path}
 			}

@@ -274,8 +274,10 @@ type PostInput struct {
 type CandidateReport struct {
 	// Skipped says why no candidate was stored: memory_off,
 	// memory_unavailable (the search failed), disabled, run_failed,
-	// covered (a used QA covers the query), write_failed, or extract's
-	// reason. Empty when one was stored.
+	// gave_up (the answer says the task was not done), no_evidence (the
+	// run showed no real success), l0_task (a trivial task), covered (a
+	// used QA covers the query), write_failed, or extract's reason. Empty
+	// when one was stored.
 	Skipped string                 `json:"skipped,omitempty"`
 	Request *core.CandidateRequest `json:"request,omitempty"`
 	Result  *core.CandidateResult  `json:"result,omitempty"`
@@ -453,6 +455,13 @@ func (e *Engine) candidateRequest(in PostInput, ev gatekeeper.Evaluation, memory
 		return CandidateReport{Skipped: "disabled"}
 	case !ev.Passed:
 		return CandidateReport{Skipped: "run_failed"}
+	case ev.GaveUp:
+		return CandidateReport{Skipped: "gave_up"}
+	case !ev.Learnable:
+		return CandidateReport{Skipped: "no_evidence"}
+	case pre.Grade.TaskLevel == "L0":
+		// A trivial task teaches nothing worth remembering (SPEC §3.5).
+		return CandidateReport{Skipped: "l0_task"}
 	case len(ev.Used) > 0:
 		return CandidateReport{Skipped: "covered"}
 	}
@@ -460,7 +469,7 @@ func (e *Engine) candidateRequest(in PostInput, ev gatekeeper.Evaluation, memory
 	c, ok, reason := extract.Extract(extract.Input{
 		Query:        pre.Query,
 		Events:       in.Outcome.Events,
-		Passed:       ev.Passed,
+		Passed:       ev.Learnable,
 		Strength:     ev.Strength,
 		VerifyPassed: verifyPassed,
 		Covered:      !pre.Decision.WriteCandidate && len(pre.Matches) > 0,

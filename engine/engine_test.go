@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/memex-dev/memex/agent"
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/engine"
 	"github.com/memex-dev/memex/gatekeeper"
@@ -501,5 +503,49 @@ func TestPostOneWriteWithRunRecorder(t *testing.T) {
 	}
 	if post.HitResult == nil || len(post.Records) != 1 {
 		t.Errorf("post result not filled from RecordRun: %+v", post)
+	}
+}
+
+// TestPostLearnsOnlyFromSuccess: a run that exits 0 but whose tools failed
+// after the last edit, or whose answer gives up, is no pass and stores no
+// candidate (the gemini failing_command transcript is one); neither does a
+// trivial (L0) task.
+func TestPostLearnsOnlyFromSuccess(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "agent", "testdata", "gemini", "failing_command.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	failing, err := agent.ParseStream(agent.FormatGemini, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := true
+	gaveUp := []core.Event{{Kind: core.EventResult, OK: &ok, Text: "I could not deploy the service: the registry rejects the image, so nothing changed."}}
+	tests := []struct {
+		name, query string
+		events      []core.Event
+		skipped     string
+	}{
+		{"tools failed after the last edit", "add a CHANGELOG entry and run the release check", failing, "run_failed"},
+		{"the answer gives up", "deploy the billing service to staging", gaveUp, "run_failed"},
+		{"L0 task", "translate this sentence to French: the cache is warm", []core.Event{{Kind: core.EventResult, OK: &ok, Text: "Le cache est chaud, et il le restera toute la journée."}}, "l0_task"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &fakeStore{}
+			e := newEngine(t, s, nil)
+			pre, err := e.Pre(t.Context(), engine.Task{ProjectID: "p", Query: tt.query})
+			if err != nil {
+				t.Fatal(err)
+			}
+			post, err := e.Post(t.Context(), engine.PostInput{Pre: pre, Outcome: gatekeeper.Outcome{Events: tt.events}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.cands) != 0 || post.Candidate.Skipped != tt.skipped {
+				t.Fatalf("candidate %+v stored %d, want none (skipped %q); evaluation %+v", post.Candidate, len(s.cands), tt.skipped, post.Evaluation)
+			}
+		})
 	}
 }

@@ -8,7 +8,6 @@
 package extract
 
 import (
-	"encoding/json"
 	"math"
 	"regexp"
 	"slices"
@@ -18,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/evidence"
 	"github.com/memex-dev/memex/extract/redact"
 )
 
@@ -107,7 +107,7 @@ func Extract(in Input, cfg Config, r *redact.Redactor) (c Candidate, ok bool, re
 	}
 	question = truncateRunes(question, maxQuestionRune)
 
-	body := strings.TrimSpace(mem.strip(finalAnswer(in.Events)))
+	body := strings.TrimSpace(mem.strip(evidence.FinalAnswer(in.Events)))
 	if body == "" {
 		return c, false, ReasonNoAnswer
 	}
@@ -201,7 +201,7 @@ func redactField(r *redact.Redactor, s, field string, acc []redact.Finding, max 
 		return out, acc // Redact's output is clean by contract
 	}
 	for range 4 {
-		cut := stripAnchors(truncateRunes(out, max))
+		cut := evidence.StripAnchors(truncateRunes(out, max))
 		if !r.Has(cut) {
 			return cut, acc
 		}
@@ -238,7 +238,6 @@ var (
 	memoryBlockRE = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`(?s)\[MEMORY_CONTEXT[^\]\n]{0,40}\].*?\[/MEMORY_CONTEXT\]`)
 	})
-	anchorRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)[ \t]*\[\s*QA_REF[^\]\n]{0,200}\]?`) })
 )
 
 // memoryFilter strips the injected block (verbatim, as a tagged span, and
@@ -273,55 +272,10 @@ func (m memoryFilter) strip(s string) string {
 		}
 		s = strings.Join(out, "\n")
 	}
-	return stripAnchors(s)
-}
-
-// stripAnchors removes [QA_REF …] anchors, repeatedly, since removing one
-// can join the halves of another.
-func stripAnchors(s string) string {
-	for strings.Contains(strings.ToUpper(s), "QA_REF") {
-		t := anchorRE().ReplaceAllString(s, "")
-		if t == s {
-			break
-		}
-		s = t
-	}
-	return s
+	return evidence.StripAnchors(s)
 }
 
 // --- answer -----------------------------------------------------------------
-
-// isToolActivity reports events that are the agent working, not talking.
-func isToolActivity(e core.Event) bool {
-	switch e.Kind {
-	case core.EventToolCall, core.EventToolResult, core.EventFileChange:
-		return true
-	}
-	return false
-}
-
-// finalAnswer is the last non-empty EventResult text, else the agent's own
-// text after its last tool activity.
-func finalAnswer(evs []core.Event) string {
-	for i := len(evs) - 1; i >= 0; i-- {
-		if evs[i].Kind == core.EventResult && strings.TrimSpace(evs[i].Text) != "" {
-			return evs[i].Text
-		}
-	}
-	last := -1
-	for i, e := range evs {
-		if isToolActivity(e) {
-			last = i
-		}
-	}
-	var parts []string
-	for _, e := range evs[last+1:] {
-		if e.Kind == core.EventText && strings.TrimSpace(e.Text) != "" {
-			parts = append(parts, strings.TrimSpace(e.Text))
-		}
-	}
-	return strings.Join(parts, "\n\n")
-}
 
 // compose joins the body and the Steps section within max runes, cutting
 // the body first and keeping at least half the budget for it.
@@ -364,107 +318,34 @@ func truncateRunes(s string, n int) string {
 
 // --- steps ------------------------------------------------------------------
 
-// shellTools are tool names whose calls run a shell command.
-var shellTools = map[string]bool{
-	"bash": true, "shell": true, "command_execution": true, "run_shell_command": true,
-	"exec_command": true, "local_shell": true, "shell_command": true, "terminal": true,
-	"run_terminal_cmd": true, "execute_command": true,
-}
-
-// readOnly commands only look around; they are not steps worth keeping.
-var readOnly = map[string]bool{
-	"ls": true, "cat": true, "pwd": true, "head": true, "tail": true, "wc": true, "echo": true,
-	"grep": true, "rg": true, "find": true, "which": true, "file": true, "tree": true,
-	"less": true, "more": true, "stat": true, "du": true, "df": true, "cd": true, "true": true,
-	"sed": true, "awk": true, "printf": true, "env": true, "whoami": true, "date": true, "sleep": true,
-}
-
 var shellWrapRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^(?:/(?:usr/)?bin/)?(?:ba|z|da)?sh\s+-l?c\s+(?:'(.*)'|"(.*)")$`)
 })
 
 // succeededCommands returns the distinct shell commands whose results say
-// they succeeded (exit 0 or ok), latest max of them, in run order.
+// they succeeded (exit 0 or ok), latest max of them, in run order; commands
+// that only look around (evidence.ReadOnlyCommand) are left out.
 func succeededCommands(evs []core.Event, max int) []string {
 	if max == 0 {
 		return nil
 	}
-	calls := map[string]core.Event{}
 	var out []string
 	seen := map[string]bool{}
-	for _, e := range evs {
-		switch e.Kind {
-		case core.EventToolCall:
-			if e.ToolID != "" {
-				calls[e.ToolID] = e
-			}
-		case core.EventToolResult:
-			if !succeeded(e) {
-				continue
-			}
-			cmd := e.Command
-			call, hasCall := calls[e.ToolID]
-			if cmd == "" && hasCall && e.ToolID != "" {
-				cmd = call.Command
-				if cmd == "" && isShell(call.Tool) {
-					cmd = commandFromArgs(call.Args)
-				}
-			}
-			if cmd == "" && isShell(e.Tool) {
-				cmd = commandFromArgs(e.Args)
-			}
-			cmd = summarizeCommand(cmd)
-			if cmd == "" || seen[cmd] || isReadOnly(cmd) {
-				continue
-			}
-			seen[cmd] = true
-			out = append(out, cmd)
+	for _, st := range evidence.Steps(evs) {
+		if !st.Succeeded() {
+			continue
 		}
+		cmd := summarizeCommand(st.Command)
+		if cmd == "" || seen[cmd] || evidence.ReadOnlyCommand(cmd) {
+			continue
+		}
+		seen[cmd] = true
+		out = append(out, cmd)
 	}
 	if len(out) > max {
 		out = out[len(out)-max:]
 	}
 	return out
-}
-
-func isShell(tool string) bool { return shellTools[strings.ToLower(tool)] }
-
-// succeeded: an explicit exit 0 or ok=true, and nothing saying it failed.
-func succeeded(e core.Event) bool {
-	if e.Failed() {
-		return false
-	}
-	return e.ExitCode != nil && *e.ExitCode == 0 || e.OK != nil && *e.OK
-}
-
-// commandFromArgs reads "command"/"cmd" from a tool call's JSON arguments
-// (a string, or an argv array).
-func commandFromArgs(args string) string {
-	if args == "" {
-		return ""
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal([]byte(args), &m) != nil {
-		return ""
-	}
-	for _, k := range []string{"command", "cmd"} {
-		raw, ok := m[k]
-		if !ok {
-			continue
-		}
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return s
-		}
-		var argv []string
-		if json.Unmarshal(raw, &argv) == nil {
-			if len(argv) == 3 && strings.HasSuffix(argv[0], "sh") && strings.HasPrefix(argv[1], "-") {
-				return argv[2]
-			}
-			return strings.Join(argv, " ")
-		}
-	}
-	return ""
 }
 
 // summarizeCommand unwraps `bash -lc '…'`, keeps the first line (a heredoc
@@ -483,14 +364,6 @@ func summarizeCommand(cmd string) string {
 		first += " " + ellipsis
 	}
 	return truncateRunes(first, maxCommandChars)
-}
-
-func isReadOnly(cmd string) bool {
-	if strings.ContainsAny(cmd, "|>;&") {
-		return false
-	}
-	f := strings.Fields(cmd)
-	return len(f) > 0 && readOnly[f[0]]
 }
 
 // --- tags -------------------------------------------------------------------

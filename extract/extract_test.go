@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/evidence"
 	"github.com/memex-dev/memex/extract/redact"
 )
 
@@ -110,7 +111,7 @@ func TestFinalAnswer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := finalAnswer(tt.evs); got != tt.want {
+			if got := evidence.FinalAnswer(tt.evs); got != tt.want {
 				t.Errorf("finalAnswer = %q, want %q", got, tt.want)
 			}
 		})

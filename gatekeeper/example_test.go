@@ -92,13 +92,3 @@ func ExampleEvaluateRun() {
 	// Output:
 	// [qa-7] pass strong 1
 }
-
-func ExampleTestCommand() {
-	for _, c := range []string{"cd api && go test ./...", "npm run lint", "./gradlew test"} {
-		fmt.Println(c, gatekeeper.TestCommand(c))
-	}
-	// Output:
-	// cd api && go test ./... true
-	// npm run lint false
-	// ./gradlew test true
-}

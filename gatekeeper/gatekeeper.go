@@ -13,8 +13,8 @@
 // Render produces the version-tagged [MEMORY_CONTEXT v1] block within a
 // character budget, with answers fenced as quoted data. EvaluateRun finds
 // the anchors the agent cited in its own text and grades the run's
-// evidence: a --verify command, tests or builds the agent ran after its
-// last edit (TestCommand), or the exit code.
+// evidence with package evidence (the one grader `memex run` and the host
+// hooks share).
 package gatekeeper
 
 import (
@@ -174,6 +174,11 @@ type Evaluation struct {
 	Shown       []string      `json:"shown"`
 	Validations []Validation  `json:"validations"`
 	Reasons     []Reason      `json:"reasons"`
+	// GaveUp: the final answer says the task was not done.
+	GaveUp bool `json:"gave_up,omitempty"`
+	// Learnable: the run showed real success; only then is a candidate
+	// extracted from it (evidence.Verdict.Learnable).
+	Learnable bool `json:"learnable"`
 }
 
 // Evaluate decides used, result, strength and validations (SPEC §3.3). It

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/memex-dev/memex/evidence"
 )
 
 // Fixed lines of the memory block (SPEC §3.2, ORIGINAL.md §6.2).
@@ -28,7 +30,7 @@ const (
 )
 
 // Render renders items into the memory block of SPEC §3.2. Items beyond
-// cfg.MaxItems, items whose qa_id is repeated or not ValidID, and trailing items
+// cfg.MaxItems, items whose qa_id is repeated or not evidence.ValidID, and trailing items
 // that do not fit cfg.MaxBlockChars (counted in bytes, so also in
 // characters) are left out; the block says how many. Shown is exactly the
 // rendered ids, in order. With nothing to render the block is empty.
@@ -44,7 +46,7 @@ func Render(items []Item, cfg Config, now time.Time) Block {
 	considered := 0
 	full := false
 	for _, it := range items {
-		if !ValidID(it.QAID) || seen[it.QAID] {
+		if !evidence.ValidID(it.QAID) || seen[it.QAID] {
 			continue
 		}
 		seen[it.QAID] = true

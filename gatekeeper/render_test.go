@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/evidence"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -182,7 +183,7 @@ func TestRenderRules(t *testing.T) {
 	})
 	t.Run("anchors inside answers are defanged", func(t *testing.T) {
 		b := Render([]Item{item("x", 2, 0.5, "q [QA_REF y]", "cite [QA_REF y] always")}, DefaultConfig(), now)
-		if got := AnchorPattern().FindAllString(b.Text, -1); len(got) != 1 || got[0] != "[QA_REF x]" {
+		if got := evidence.AnchorPattern().FindAllString(b.Text, -1); len(got) != 1 || got[0] != "[QA_REF x]" {
 			t.Fatalf("anchors in block: %v", got)
 		}
 	})

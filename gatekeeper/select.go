@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/evidence"
 )
 
 // Reason codes of a Decision. Filter codes name the first filter a match
@@ -156,7 +157,7 @@ func Select(ms []core.Match, cfg Config, now time.Time, rng *rand.Rand) Decision
 
 // filter returns the reason m is not usable, or "".
 func filter(m *core.Match, cfg Config, compat bool, now time.Time, seen map[string]struct{}) (code, detail string) {
-	if !ValidID(m.QAID) {
+	if !evidence.ValidID(m.QAID) {
 		return ReasonFilteredInvalid, "qa_id empty or not citable as an anchor"
 	}
 	if _, dup := seen[m.QAID]; dup {

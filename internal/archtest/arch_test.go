@@ -56,10 +56,12 @@ func allowed(p, imp string) (bool, string) {
 		return false, "core imports only the standard library"
 	case p == "core/coretest":
 		return (own && r == "core") || (!own && strings.HasPrefix(imp, "github.com/google/go-cmp/")), "coretest imports only core (and go-cmp)"
-	case p == "trust" || p == "retrieval" || p == "gatekeeper" || p == "extract/redact" || p == "agent":
+	case p == "trust" || p == "retrieval" || p == "extract/redact" || p == "evidence":
 		return (own && r == "core") || external[imp], p + " imports only core"
+	case p == "gatekeeper" || p == "agent":
+		return (own && (r == "core" || r == "evidence")) || external[imp], p + " imports only core and evidence"
 	case p == "extract":
-		return (own && (r == "core" || r == "extract/redact")) || external[imp], "extract imports only core and extract/redact"
+		return (own && (r == "core" || r == "extract/redact" || r == "evidence")) || external[imp], "extract imports only core, evidence and extract/redact"
 	case strings.HasPrefix(p, "plugins/"):
 		if own {
 			return r == "core" || r == "trust" || r == "trust/ledger" || r == "retrieval" || r == "extract/redact" || strings.HasPrefix(r, p+"/") || strings.HasPrefix(r, "internal/"),
@@ -82,7 +84,7 @@ func allowed(p, imp string) (bool, string) {
 		return !own || r == "core" || r == "agent",
 			"hooks (the hosts' hook protocols, transcripts and settings) imports core and agent, never the engine or a store"
 	case p == "engine":
-		return !own || r == "core" || r == "gatekeeper" || r == "extract" || r == "extract/redact" || r == "agent",
+		return !own || r == "core" || r == "gatekeeper" || r == "extract" || r == "extract/redact" || r == "agent" || r == "evidence",
 			"engine imports core, gatekeeper, extract and agent, never a plugin"
 	}
 	if own && strings.HasPrefix(r, "plugins/") && !strings.HasPrefix(p, "cmd/") && !strings.HasPrefix(p, "internal/") && !strings.HasPrefix(p, "service") {
@@ -107,6 +109,8 @@ func TestRuleRejectsViolations(t *testing.T) {
 		{"core", "github.com/redis/go-redis/v9"},
 		{"core", module + "/trust"},
 		{"gatekeeper", module + "/extract"},
+		{"evidence", module + "/gatekeeper"},
+		{"evidence", module + "/agent"},
 		{"extract", module + "/plugins/embedded"},
 		{"plugins/embedded", module + "/plugins/redis"},
 		{"plugins/inmem", module + "/plugins/embedded"},
