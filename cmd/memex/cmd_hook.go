@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -231,7 +233,16 @@ func (a *app) hookPrompt(ctx context.Context, h hooks.Host, event string, in hoo
 		defer s.close()
 	}
 	query, _ := red.Redact(in.Prompt)
-	eng := engine.New(s.store, ec, engine.WithRedactor(red))
+	opts := []engine.Option{engine.WithRedactor(red)}
+	if v := a.getenv("MEMEX_SEED"); v != "" {
+		// A fixed probation draw: reproducible demos and tests.
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("MEMEX_SEED=%q: not an unsigned integer", v)
+		}
+		opts = append(opts, engine.WithRand(rand.New(rand.NewPCG(n, n))))
+	}
+	eng := engine.New(s.store, ec, opts...)
 	pre, err := eng.Pre(ctx, engine.Task{ProjectID: s.project, Query: query})
 	if err != nil {
 		return nil, err

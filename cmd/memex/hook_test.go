@@ -83,7 +83,9 @@ func newHostEnv(t *testing.T) *hostEnv {
 	if err := os.MkdirAll(project, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "MEMEX_TEST_MAIN=1"}
+	// MEMEX_SEED fixes the gatekeeper's probation draw (θ ~ Beta): the
+	// sessions below expect the candidate to win its slot.
+	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "MEMEX_TEST_MAIN=1", "MEMEX_SEED=1"}
 	return &hostEnv{t: t, home: home, project: project, env: env}
 }
 
