@@ -105,6 +105,7 @@ type Hook func(ctx context.Context, ev StageEvent)
 // Engine runs memex's loop around an agent run. It is safe for concurrent
 // use: the random source is only used under a lock.
 type Engine struct {
+	notes  NoteRecaller
 	store  core.MemoryPlugin
 	cfg    Config
 	now    func() time.Time
@@ -134,6 +135,15 @@ func WithRedactor(r *redact.Redactor) Option { return func(e *Engine) { e.redact
 
 // WithHook adds a stage observer. Hooks run in the order they were added.
 func WithHook(h Hook) Option { return func(e *Engine) { e.hooks = append(e.hooks, h) } }
+
+// NoteRecaller recalls the scoped entries (docs/SCOPES.md) to render with
+// a task's QAs; cmd/memex builds it from the namespaced store and the
+// [scopes] config. A failure is logged and the run goes on without notes.
+type NoteRecaller func(ctx context.Context, t Task, runID string) ([]gatekeeper.Note, error)
+
+// WithNotes makes Pre recall scoped entries into the memory block, within
+// the same MemoryTimeout as the search.
+func WithNotes(r NoteRecaller) Option { return func(e *Engine) { e.notes = r } }
 
 // New returns an engine over store. store may be nil: memory is then off
 // and every run goes ahead with the plain query (fail open).
@@ -187,6 +197,8 @@ type PreResult struct {
 	Block    gatekeeper.Block    `json:"block"`
 	// Shown are exactly the ids rendered into the block.
 	Shown []string `json:"shown"`
+	// Notes are the scoped entries recalled for the block (WithNotes).
+	Notes []gatekeeper.Note `json:"notes,omitempty"`
 	// MemoryErr is the search error memory failed open on (nil when fine).
 	MemoryErr      error         `json:"-"`
 	SearchDuration time.Duration `json:"search_duration"`
@@ -255,7 +267,16 @@ func (e *Engine) Pre(ctx context.Context, t Task) (PreResult, error) {
 	e.rngMu.Lock()
 	res.Decision = gatekeeper.Select(ms, e.cfg.Gatekeeper, now, e.rng)
 	e.rngMu.Unlock()
-	res.Block = gatekeeper.Render(res.Decision.Items, e.cfg.Gatekeeper, now)
+	if e.notes != nil {
+		nctx, cancel := context.WithTimeout(ctx, e.cfg.MemoryTimeout)
+		notes, err := e.notes(nctx, t, res.RunID)
+		cancel()
+		if err != nil {
+			e.log.Warn("recalling scoped notes failed; running without them", "op", "notes", "project", t.ProjectID, "error", err)
+		}
+		res.Notes = notes
+	}
+	res.Block = gatekeeper.RenderWithNotes(res.Decision.Items, res.Notes, e.cfg.Gatekeeper, now)
 	if res.Block.Shown != nil {
 		res.Shown = res.Block.Shown
 	}

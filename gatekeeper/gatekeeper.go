@@ -134,6 +134,8 @@ type Block struct {
 	Text    string   `json:"text"`
 	Shown   []string `json:"shown"`   // exactly the ids rendered, in order
 	Omitted int      `json:"omitted"` // valid items left out (max_items or the char budget)
+	// Notes are the scoped entries rendered ("<scope>/<key>"), in order.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // MergePrompt places the block before the query (placement "user").

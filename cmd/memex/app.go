@@ -76,6 +76,7 @@ func commands() []command {
 		{"run", "run an agent with memory (pre → run → post)", cmdRun},
 		{"search", "search the memory", cmdSearch},
 		{"qa", "manage QAs: list, show, add, validate, deprecate, delete, export, import", cmdQA},
+		{"note", "scoped notes (conversation, user, project, global): add, put, get, list, search, rm, clear", cmdNote},
 		{"export", "write memory out: --format md (trusted QAs into CLAUDE.md / AGENTS.md / GEMINI.md) or jsonl", cmdExport},
 		{"import", "read memory in as candidates: --format md (Markdown notes) or jsonl", cmdImport},
 		{"sync", "sync md: re-export the Markdown blocks whose trusted QAs changed (a pre-commit hook)", cmdSync},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -40,6 +41,7 @@ func cmdRun(ctx context.Context, a *app, args []string) error {
 	promptFile := fs.String("prompt-file", "", "read the query from this file")
 	useStdin := fs.Bool("stdin", false, "read the query from stdin")
 	seed := fs.Uint64("seed", 0, "seed the gatekeeper's probation draw, for reproducible runs (0: random)")
+	session := fs.String("session", "", "the conversation this run belongs to: its notes are recalled and the run is noted in it (default: MEMEX_SESSION; docs/SCOPES.md)")
 	pos, err := a.parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -117,6 +119,11 @@ func cmdRun(ctx context.Context, a *app, args []string) error {
 	if *seed != 0 {
 		opts = append(opts, engine.WithRand(rand.New(rand.NewPCG(*seed, *seed))))
 	}
+	conversation := cmp.Or(*session, cfg.Scopes.Session)
+	notes := a.runNotes(s, memoryOn)
+	if notes != nil {
+		opts = append(opts, engine.WithNotes(a.noteRecaller(s, notes, conversation)))
+	}
 	store, err := withSemantic(s.store, s.storeURL, cfg.Semantic, slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		fmt.Fprintf(a.stderr, "memex: semantic search off: %v\n", err)
@@ -187,6 +194,9 @@ func cmdRun(ctx context.Context, a *app, args []string) error {
 	}
 	for _, e := range post.Errors {
 		fmt.Fprintf(a.stderr, "memex: memory: %v\n", e)
+	}
+	if err := a.noteRun(context.WithoutCancel(ctx), s, notes, conversation, pre, string(post.Evaluation.Result)); err != nil {
+		fmt.Fprintf(a.stderr, "memex: memory: conversation note: %v\n", err)
 	}
 	if *explain {
 		printEvaluation(a.stderr, post)

@@ -60,6 +60,10 @@ type Config struct {
 	// may turn it off for its project.
 	HooksEnabled bool
 
+	// Scopes is [scopes]: the user id, the recall of scoped entries into
+	// the memory block and the local store policy (docs/SCOPES.md).
+	Scopes scopesConfig
+
 	// Semantic is the optional reranking of [semantic] (off by default);
 	// its API key is MEMEX_EMBED_API_KEY, from the environment only.
 	Semantic semanticConfig
@@ -90,6 +94,7 @@ func DefaultConfig() Config {
 		CandidateTTL: 30 * 24 * time.Hour,
 		ServeAddr:    service.DefaultAddr,
 		Serve:        service.DefaultConfig(),
+		Scopes:       defaultScopesConfig(),
 		Semantic:     semanticConfig{Weight: 0.3, Fusion: "linear", Candidates: 50, Timeout: time.Second, BatchSize: 64},
 	}
 }
@@ -105,6 +110,7 @@ type fileConfig struct {
 		Enabled     *bool     `toml:"enabled"`
 		SkipL0      *bool     `toml:"skip_l0"`
 	} `toml:"memory"`
+	Scopes     scopesFile `toml:"scopes"`
 	Gatekeeper struct {
 		Profile                  *string   `toml:"profile"`
 		ActiveStatuses           *[]string `toml:"active_statuses"`
@@ -181,6 +187,10 @@ type serveFile struct {
 	ShutdownTimeout *duration            `toml:"shutdown_timeout"`
 	StatsInterval   *duration            `toml:"stats_interval"`
 	PublicMetrics   *bool                `toml:"public_metrics"`
+	Store           struct {
+		MaxEntriesPerNamespace *int `toml:"max_entries_per_namespace"`
+		MaxValueBytes          *int `toml:"max_value_bytes"`
+	} `toml:"store"`
 }
 
 // serveKeyFile is one [[serve.keys]] table.
@@ -190,6 +200,8 @@ type serveKeyFile struct {
 	Role         string   `toml:"role"`
 	Projects     []string `toml:"projects"`
 	Trusted      bool     `toml:"trusted"`
+	StoreRead    []string `toml:"store_read"`
+	StoreWrite   []string `toml:"store_write"`
 }
 
 type quotaFile struct {
@@ -209,13 +221,19 @@ func (sf *serveFile) apply(cfg *Config, path string) error {
 	bad := func(key, msg string) error { return fmt.Errorf("config %s: %s: %s", path, key, msg) }
 	sc := &cfg.Serve
 	set(&cfg.ServeAddr, sf.Addr)
+	set(&sc.Store.MaxEntriesPerNamespace, sf.Store.MaxEntriesPerNamespace)
+	set(&sc.Store.MaxValueBytes, sf.Store.MaxValueBytes)
+	if sc.Store.MaxEntriesPerNamespace < 0 || sc.Store.MaxValueBytes < 0 {
+		return bad("serve.store", "max_entries_per_namespace and max_value_bytes must be ≥ 0")
+	}
 	if sf.Keys != nil {
 		if filepath.Base(path) == ".memex.toml" {
 			return bad("serve.keys", "API keys may not be set in a repository's .memex.toml (use the user config or --config)")
 		}
 		sc.Keys = nil
 		for _, k := range *sf.Keys {
-			sc.Keys = append(sc.Keys, service.Key{ID: k.ID, SecretSHA256: strings.ToLower(k.SecretSHA256), Role: k.Role, Projects: k.Projects, Trusted: k.Trusted})
+			sc.Keys = append(sc.Keys, service.Key{ID: k.ID, SecretSHA256: strings.ToLower(k.SecretSHA256), Role: k.Role, Projects: k.Projects, Trusted: k.Trusted,
+				StoreRead: k.StoreRead, StoreWrite: k.StoreWrite})
 		}
 	}
 	sf.Quota.apply(&sc.Quota)
@@ -526,6 +544,9 @@ func (fc *fileConfig) apply(cfg *Config, path string) error {
 	if sm.Timeout != nil {
 		cfg.Semantic.Timeout = time.Duration(*sm.Timeout)
 	}
+	if err := fc.Scopes.apply(cfg, path); err != nil {
+		return err
+	}
 	return fc.Serve.apply(cfg, path)
 }
 
@@ -540,7 +561,7 @@ func envKeys() []string {
 	return []string{
 		"MEMEX_CONFIG", "MEMEX_STORE", "MEMEX_PROJECT", "MEMEX_BACKEND", "MEMEX_MODEL", "MEMEX_VERIFY",
 		"MEMEX_EVENTS", "MEMEX_MEMORY_TIMEOUT", "MEMEX_MEMORY_ENABLED", "MEMEX_GATEKEEPER_PROFILE",
-		"MEMEX_API_KEY", "MEMEX_EMBED_API_KEY",
+		"MEMEX_API_KEY", "MEMEX_EMBED_API_KEY", "MEMEX_USER", "MEMEX_SESSION",
 	}
 }
 
@@ -554,6 +575,10 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 			*p = v
 		}
 	}
+	if v := getenv("MEMEX_USER"); v != "" {
+		cfg.Scopes.User = v
+	}
+	cfg.Scopes.Session = getenv("MEMEX_SESSION")
 	cfg.APIKey = getenv("MEMEX_API_KEY")
 	cfg.Semantic.APIKey = getenv("MEMEX_EMBED_API_KEY")
 	if dir, err := dataDir(getenv); err == nil {

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/user"
+	"strings"
+
+	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/engine"
+	"github.com/memex-dev/memex/extract/redact"
+	"github.com/memex-dev/memex/gatekeeper"
+)
+
+// scopesConfig is [scopes] (docs/SCOPES.md).
+type scopesConfig struct {
+	// User is the user scope's id: [scopes] user, MEMEX_USER, else the OS
+	// user. Against a shared memex serve, use the API key's id (its
+	// default store policy is user/<key id>).
+	User string
+	// Session is MEMEX_SESSION: the conversation of memex run and memex
+	// note (--session overrides it; memex run falls back to its run id).
+	Session string
+	// Recall is how many entries of each scope go into the memory block
+	// (0 leaves a scope out).
+	Recall map[core.Scope]int
+	// MaxEntries and MaxValueBytes are the local store policy (0: none).
+	MaxEntries    int
+	MaxValueBytes int
+}
+
+func defaultScopesConfig() scopesConfig {
+	return scopesConfig{Recall: map[core.Scope]int{
+		core.ScopeConversation: 5, core.ScopeUser: 3, core.ScopeProject: 3, core.ScopeGlobal: 3,
+	}}
+}
+
+// scopesFile is the [scopes] section of a config file.
+type scopesFile struct {
+	User          *string `toml:"user"`
+	MaxEntries    *int    `toml:"max_entries_per_namespace"`
+	MaxValueBytes *int    `toml:"max_value_bytes"`
+	Recall        struct {
+		Conversation *int `toml:"conversation"`
+		User         *int `toml:"user"`
+		Project      *int `toml:"project"`
+		Global       *int `toml:"global"`
+	} `toml:"recall"`
+}
+
+func (sf scopesFile) apply(cfg *Config, path string) error {
+	bad := func(key, msg string) error { return fmt.Errorf("config %s: %s: %s", path, key, msg) }
+	sc := &cfg.Scopes
+	set(&sc.User, sf.User)
+	if sc.User != "" {
+		if _, err := core.ScopeUser.Namespace(core.ScopeContext{User: sc.User}); err != nil {
+			return bad("scopes.user", "must be 1–128 bytes without \"/\" or control characters")
+		}
+	}
+	set(&sc.MaxEntries, sf.MaxEntries)
+	set(&sc.MaxValueBytes, sf.MaxValueBytes)
+	if sc.MaxEntries < 0 || sc.MaxValueBytes < 0 {
+		return bad("scopes", "max_entries_per_namespace and max_value_bytes must be ≥ 0")
+	}
+	recall := map[core.Scope]*int{core.ScopeConversation: sf.Recall.Conversation, core.ScopeUser: sf.Recall.User,
+		core.ScopeProject: sf.Recall.Project, core.ScopeGlobal: sf.Recall.Global}
+	for scope, n := range recall {
+		if n == nil {
+			continue
+		}
+		if *n < 0 || *n > core.MaxItemTopK {
+			return bad("scopes.recall."+string(scope), fmt.Sprintf("must be between 0 and %d", core.MaxItemTopK))
+		}
+		sc.Recall[scope] = *n
+	}
+	return nil
+}
+
+// scopeUser is the user scope's id: the config's, else the OS user's name
+// (without a Windows domain), else $USER.
+func (a *app) scopeUser(cfg Config) string {
+	if cfg.Scopes.User != "" {
+		return cfg.Scopes.User
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name := u.Username
+		if i := strings.LastIndexByte(name, '\\'); i >= 0 {
+			name = name[i+1:]
+		}
+		return name
+	}
+	return a.getenv("USER")
+}
+
+// scopeContext is the context scopes resolve from for s, in conversation
+// session ("" when there is none).
+func (a *app) scopeContext(s *session, conversation string) core.ScopeContext {
+	return core.ScopeContext{Session: conversation, User: a.scopeUser(s.cfg), Project: s.project}
+}
+
+// items is the namespaced store of the session's store, behind the local
+// policy and the audit log (the store's, when it keeps one), with every
+// value redacted before it is written.
+func (a *app) items(s *session) (core.ItemStore, error) {
+	ip, ok := s.store.(core.ItemsProvider)
+	if !ok {
+		return nil, fmt.Errorf("the %s store has no namespaced store", s.store.Name())
+	}
+	var audit core.Auditor
+	if au, ok := s.store.(core.Auditor); ok {
+		audit = au
+	}
+	policy := core.ItemPolicy{MaxEntries: s.cfg.Scopes.MaxEntries, MaxValueBytes: s.cfg.Scopes.MaxValueBytes}
+	return &redactedItems{ItemStore: core.GuardItems(ip.Items(), policy, audit, nil), r: redact.New()}, nil
+}
+
+// redactedItems redacts every string of a value before Put: the one write
+// entry of scoped entries in cmd/memex (memex note, memex run), so no
+// secret is stored (SPEC §10).
+type redactedItems struct {
+	core.ItemStore
+	r *redact.Redactor
+}
+
+// Put redacts the value's strings, then stores it.
+func (x *redactedItems) Put(ctx context.Context, req core.PutRequest) (core.PutResult, error) {
+	var v any
+	if err := json.Unmarshal(req.Value, &v); err == nil {
+		if red, findings := x.r.RedactValue(v); len(findings) > 0 {
+			b, err := json.Marshal(red)
+			if err != nil {
+				return core.PutResult{}, fmt.Errorf("redact: %w", err)
+			}
+			req.Value = b
+		}
+	}
+	return x.ItemStore.Put(ctx, req)
+}
+
+// noteText is what the memory block shows of an item: its "text" when it
+// is a string, else the compact value.
+func noteText(it core.Item) string {
+	var v struct {
+		Text *string `json:"text"`
+	}
+	if json.Unmarshal(it.Value, &v) == nil && v.Text != nil {
+		return *v.Text
+	}
+	return string(it.Value)
+}
+
+// noteRecaller recalls, for each scope of cfg.Scopes.Recall (narrowest
+// first), the entries most relevant to the query, then the others in list
+// order, up to the scope's top_k. A scope whose id is missing (no session)
+// is left out.
+func (a *app) noteRecaller(s *session, st core.ItemStore, conversation string) engine.NoteRecaller {
+	return func(ctx context.Context, t engine.Task, runID string) ([]gatekeeper.Note, error) {
+		sc := a.scopeContext(s, conversation)
+		if sc.Session == "" {
+			sc.Session = runID
+		}
+		sc.Project = t.ProjectID
+		var out []gatekeeper.Note
+		for _, scope := range core.Scopes {
+			k := s.cfg.Scopes.Recall[scope]
+			if k <= 0 {
+				continue
+			}
+			ns, err := scope.Namespace(sc)
+			if err != nil {
+				continue
+			}
+			got, err := st.Search(ctx, core.SearchItemsRequest{Prefix: ns, Query: t.Query, Limit: k})
+			if err != nil {
+				return out, err
+			}
+			if len(got) < k {
+				rest, err := st.Search(ctx, core.SearchItemsRequest{Prefix: ns, Limit: k})
+				if err != nil {
+					return out, err
+				}
+				for _, it := range rest {
+					if len(got) == k {
+						break
+					}
+					if !containsItem(got, it) {
+						got = append(got, it)
+					}
+				}
+			}
+			for _, it := range got {
+				out = append(out, gatekeeper.Note{Scope: string(scope), Key: it.Key, Text: noteText(it)})
+			}
+		}
+		return out, nil
+	}
+}
+
+func containsItem(items []core.Item, it core.Item) bool {
+	for _, x := range items {
+		if x.Key == it.Key && x.Namespace.String() == it.Namespace.String() {
+			return true
+		}
+	}
+	return false
+}
+
+// runNotes is the namespaced store memex run recalls notes from and notes
+// itself in, or nil (memory off, no store, a store without one).
+func (a *app) runNotes(s *session, memoryOn bool) core.ItemStore {
+	if !memoryOn || s.store == nil {
+		return nil
+	}
+	st, err := a.items(s)
+	if err != nil {
+		return nil
+	}
+	return st
+}
+
+// noteRun records, in the run's conversation (only one named by --session
+// or MEMEX_SESSION), what the run was asked and how it ended, so the next
+// run of the conversation sees it (redacted like every write).
+func (a *app) noteRun(ctx context.Context, s *session, st core.ItemStore, conversation string, pre engine.PreResult, result string) error {
+	if st == nil || conversation == "" || pre.Skipped != "" {
+		return nil
+	}
+	ns, err := core.ScopeConversation.Namespace(a.scopeContext(s, conversation))
+	if err != nil {
+		return err
+	}
+	q := pre.Query
+	if r := []rune(q); len(r) > 500 {
+		q = string(r[:500]) + " …"
+	}
+	v, err := json.Marshal(map[string]string{"text": "asked: " + q + " (result: " + cmp.Or(result, "unknown") + ")", "run_id": pre.RunID, "result": result})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Engine.MemoryTimeout)
+	defer cancel()
+	_, err = st.Put(ctx, core.PutRequest{Namespace: ns, Key: pre.RunID, Value: v})
+	return err
+}
