@@ -28,6 +28,10 @@ var (
 	ErrTooLarge = errors.New("too large")
 	// ErrSecret: the payload holds a secret and the policy is to block it.
 	ErrSecret = errors.New("secret detected")
+	// ErrNotApplied: the store kept a report (a validation) in its audit log
+	// but did not apply it — a service's receipt check refused it. The
+	// error says which check (docs/API.md); resending it changes nothing.
+	ErrNotApplied = errors.New("not applied")
 )
 
 // FieldError reports which field of a request is invalid. It wraps ErrInvalid.

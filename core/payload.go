@@ -183,9 +183,14 @@ func (r HitRequest) Validate() error {
 	return nil
 }
 
-// HitResult is the answer to RecordHit.
+// HitResult is the answer to RecordHit: Updated counts the references
+// applied. A service that checks receipts may keep some references in its
+// audit log only: Ignored counts them and Reason says why (the check that
+// refused them, docs/API.md).
 type HitResult struct {
-	Updated int `json:"updated"`
+	Updated int    `json:"updated"`
+	Ignored int    `json:"ignored,omitempty"`
+	Reason  string `json:"reason,omitempty"`
 }
 
 // CandidateRequest is POST /v1/qa/candidates.

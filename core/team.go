@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -43,10 +44,20 @@ func SplitReceiptID(id string) (search string, n int) {
 	return id[:i], n
 }
 
+// Why RedeemReceipt refused a receipt. Each wraps ErrNotFound or
+// ErrConflict; a store returns an error matching one of them (an unknown
+// receipt: plain ErrNotFound), so a service can say which check refused a
+// report.
+var (
+	ErrReceiptExpired     = fmt.Errorf("receipt expired: %w", ErrNotFound)
+	ErrReceiptUsed        = fmt.Errorf("receipt already used: %w", ErrConflict)
+	ErrReceiptOtherSource = fmt.Errorf("receipt issued to another source: %w", ErrConflict)
+)
+
 // Receipts stores receipts. Issue is idempotent per receipt id. Redeem marks
 // the receipt used by source and returns it; a second Redeem, a foreign
-// source or an expired receipt returns ErrConflict (already used or not
-// yours) or ErrNotFound (unknown or expired).
+// source or an expired receipt returns ErrReceiptUsed, ErrReceiptOtherSource
+// or ErrReceiptExpired, an unknown one ErrNotFound.
 type Receipts interface {
 	IssueReceipt(ctx context.Context, r Receipt) error
 	RedeemReceipt(ctx context.Context, projectID, receiptID, source string, now time.Time) (Receipt, error)

@@ -7,17 +7,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/wire"
 )
-
-// ProjectsResponse is GET /admin/v1/projects.
-type ProjectsResponse struct {
-	Projects []core.ProjectSummary `json:"projects"`
-}
-
-// AuditResponse is GET /admin/v1/audit.
-type AuditResponse struct {
-	Entries []core.AuditEntry `json:"entries"`
-}
 
 func (s *Server) adminProjects(c echo.Context) error {
 	pl, ok := s.store.(core.ProjectLister)
@@ -31,7 +22,7 @@ func (s *Server) adminProjects(c echo.Context) error {
 		return s.storeErr("projects", err)
 	}
 	who := callerOf(c)
-	out := ProjectsResponse{Projects: []core.ProjectSummary{}}
+	out := wire.ProjectsResponse{Projects: []core.ProjectSummary{}}
 	for _, p := range all {
 		if who.may(p.ProjectID) { // an admin sees the projects its patterns cover
 			out.Projects = append(out.Projects, p)
@@ -122,7 +113,7 @@ func (s *Server) adminPatch(c echo.Context) error {
 		after["tags_edited"] = req.Tags != nil
 		s.audit(ctx, core.AuditEntry{KeyID: callerOf(c).id, ProjectID: req.ProjectID, QAID: req.QAID, Action: "patch",
 			Weight: 1, Before: before, After: after})
-		return http.StatusOK, RecordResponse{Record: rec}, nil
+		return http.StatusOK, wire.RecordResponse{Record: rec}, nil
 	})
 }
 
@@ -133,7 +124,7 @@ func (s *Server) adminAudit(c echo.Context) error {
 	}
 	var since time.Time
 	if v := c.QueryParam("since"); v != "" {
-		t, ok := core.ParseTime(v)
+		t, ok := wire.ParseTime(v)
 		if !ok {
 			return core.Invalid("since", "must be an RFC 3339 time")
 		}
@@ -158,5 +149,5 @@ func (s *Server) adminAudit(c echo.Context) error {
 	if es == nil {
 		es = []core.AuditEntry{}
 	}
-	return writeJSON(c, http.StatusOK, AuditResponse{Entries: es})
+	return writeJSON(c, http.StatusOK, wire.AuditResponse{Entries: es})
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/memex-dev/memex/internal/redistest"
 	redisstore "github.com/memex-dev/memex/plugins/redis"
+	"github.com/memex-dev/memex/wire"
 )
 
 // TestFaultClusterFailover serves memex on a private 3-master, 3-replica
@@ -133,7 +134,7 @@ func TestFaultClusterFailover(t *testing.T) {
 	bad.report(t, "bad answers (want 200, or 503 + Retry-After + error shape within the request timeout)")
 	lost.report(t, "writes never acknowledged after the failover")
 	for q, id := range ids {
-		var rr RecordResponse
+		var rr wire.RecordResponse
 		e.must(http.StatusOK, keyAdmin, "GET", "/v1/qa/"+id+"?project_id="+project, nil).decode(t, &rr)
 		if rr.Record.SuccessCount != acked[q].Load() {
 			t.Errorf("qa %d: success_count %d, %d passes acknowledged", q, rr.Record.SuccessCount, acked[q].Load())

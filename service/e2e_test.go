@@ -9,6 +9,7 @@ import (
 	"github.com/memex-dev/memex/internal/redistest"
 	httpstore "github.com/memex-dev/memex/plugins/http"
 	redisstore "github.com/memex-dev/memex/plugins/redis"
+	"github.com/memex-dev/memex/wire"
 )
 
 // TestHTTPPluginAgainstService runs plugins/http against the service over
@@ -77,18 +78,18 @@ func TestServiceOnRedis(t *testing.T) {
 	r := e.must(200, voter, "POST", "/v1/qa/search", map[string]any{"project_id": "a-proj", "query": "flush dns cache"})
 	var ms []core.Match
 	r.decode(t, &ms)
-	if len(ms) != 1 || ms[0].ReceiptID == "" || r.header.Get(HeaderReceipt) == "" {
+	if len(ms) != 1 || ms[0].ReceiptID == "" || r.header.Get(wire.HeaderReceipt) == "" {
 		t.Fatalf("search on redis: %s", r.body)
 	}
-	hit := e.must(200, voter, "POST", "/v1/qa/hit", map[string]any{"project_id": "a-proj", "receipt_id": r.header.Get(HeaderReceipt),
+	hit := e.must(200, voter, "POST", "/v1/qa/hit", map[string]any{"project_id": "a-proj", "receipt_id": r.header.Get(wire.HeaderReceipt),
 		"references": []map[string]any{{"qa_id": id, "used": true}}})
-	var hr HitResponse
+	var hr wire.HitResponse
 	hit.decode(t, &hr)
 	if hr.Updated != 1 {
 		t.Errorf("hit with the search receipt: %s", hit.body)
 	}
-	validate := func() RecordResponse {
-		var rr RecordResponse
+	validate := func() wire.RecordResponse {
+		var rr wire.RecordResponse
 		e.must(200, voter, "POST", "/v1/qa/validate", map[string]any{"project_id": "a-proj", "qa_id": id, "result": "pass",
 			"signal_strength": "strong", "receipt_id": ms[0].ReceiptID}).decode(t, &rr)
 		return rr
@@ -96,14 +97,29 @@ func TestServiceOnRedis(t *testing.T) {
 	if rr := validate(); !*rr.Applied || rr.Record.SuccessCount != 1 {
 		t.Errorf("first validation: %+v", rr)
 	}
-	if rr := validate(); *rr.Applied || rr.Reason != reasonNotYours {
+	if rr := validate(); *rr.Applied || rr.Reason != wire.ReasonReceiptUsed {
 		t.Errorf("second validation with the same receipt: applied %v reason %q", *rr.Applied, rr.Reason)
+	}
+	// plugins/http surfaces what the service refused, and why.
+	vc, err := httpstore.New(httpstore.Config{BaseURL: e.ts.URL, APIKey: secretOf(voter), Retries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = vc.Close() })
+	_, err = vc.RecordValidation(t.Context(), core.ValidateRequest{ProjectID: "a-proj", QAID: id, Result: "pass", SignalStrength: "strong", ReceiptID: ms[0].ReceiptID})
+	var na *httpstore.NotAppliedError
+	if !errors.Is(err, core.ErrNotApplied) || !errors.As(err, &na) || na.Reason != wire.ReasonReceiptUsed || na.Record.SuccessCount != 1 {
+		t.Errorf("client validation with a spent receipt: %v", err)
+	}
+	hr2, err := vc.RecordHit(t.Context(), core.HitRequest{ProjectID: "a-proj", ReceiptID: r.header.Get(wire.HeaderReceipt), References: []core.HitRef{{QAID: id, Shown: true, Used: true}}})
+	if err != nil || hr2.Updated != 0 || hr2.Ignored != 1 || hr2.Reason != wire.ReasonReceiptUsed {
+		t.Errorf("client hit with a spent receipt: %+v %v", hr2, err)
 	}
 	if got := e.record("a-proj", id); got.SuccessCount != 1 || got.UseCount != 1 {
 		t.Errorf("counters: success %d use %d", got.SuccessCount, got.UseCount)
 	}
 	ar := e.must(200, keyAdmin, "GET", "/admin/v1/audit?project_id=a-proj", nil)
-	var audit AuditResponse
+	var audit wire.AuditResponse
 	ar.decode(t, &audit)
 	if len(audit.Entries) < 4 {
 		t.Errorf("audit on redis: %s", ar.body)

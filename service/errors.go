@@ -12,19 +12,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/wire"
 )
-
-// errorBody is the one error shape of the API.
-type errorBody struct {
-	Error apiError `json:"error"`
-}
-
-type apiError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	// Field names the invalid field of a 400.
-	Field string `json:"field,omitempty"`
-}
 
 // rateLimitedError is a 429 with the seconds to wait.
 type rateLimitedError struct{ retryAfter time.Duration }
@@ -138,7 +127,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		_ = c.NoContent(status)
 		return
 	}
-	_ = writeJSON(c, status, errorBody{Error: apiError{Code: code, Message: msg, Field: field}})
+	_ = writeJSON(c, status, wire.ErrorResponse{Error: wire.APIError{Code: code, Message: msg, Field: field}})
 }
 
 // writeJSON writes v as JSON with status.

@@ -17,6 +17,7 @@ import (
 	"github.com/memex-dev/memex/core/coretest"
 	"github.com/memex-dev/memex/internal/redistest"
 	redisstore "github.com/memex-dev/memex/plugins/redis"
+	"github.com/memex-dev/memex/wire"
 )
 
 // Fault tests: the service over a private redis-server that the test kills,
@@ -135,7 +136,7 @@ func unavailableShape(a answer) error {
 	if a.header.Get("Retry-After") == "" {
 		return fmt.Errorf("503 without Retry-After; body %s", a.body)
 	}
-	var eb errorBody
+	var eb wire.ErrorResponse
 	if err := json.Unmarshal(a.body, &eb); err != nil || eb.Error.Code != "unavailable" || eb.Error.Message == "" {
 		return fmt.Errorf("503 body is not the error shape with code unavailable: %s", a.body)
 	}
@@ -353,7 +354,7 @@ func TestFaultKillRestartUnderLoad(t *testing.T) {
 	}
 
 	for q, id := range ids {
-		var rr RecordResponse
+		var rr wire.RecordResponse
 		e.must(http.StatusOK, keyAdmin, "GET", "/v1/qa/"+id+"?project_id="+project, nil).decode(t, &rr)
 		if rr.Record.SuccessCount != ackedPass[q].Load() {
 			t.Errorf("qa %d: success_count %d, %d passes acknowledged (each sent until acknowledged with one Idempotency-Key)",
@@ -371,7 +372,7 @@ func TestFaultKillRestartUnderLoad(t *testing.T) {
 			t.Errorf("acknowledged candidate %s: %d %s %v", c.id, a.status, a.body, err)
 			continue
 		}
-		var rr RecordResponse
+		var rr wire.RecordResponse
 		a.decode(t, &rr)
 		if rr.Record.Question != c.question {
 			t.Errorf("candidate %s: question %q, want %q", c.id, rr.Record.Question, c.question)
@@ -486,7 +487,7 @@ func TestFaultStalledRedis(t *testing.T) {
 				t.Fatal("the stall did not end")
 			}
 			// Same keys again: each write lands exactly once.
-			var rr RecordResponse
+			var rr wire.RecordResponse
 			deadline := time.Now().Add(3 * time.Second)
 			for {
 				a, err := e.send(w, "POST", "/v1/qa/validate", validate, "stall-v")

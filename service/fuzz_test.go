@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/wire"
 )
 
 // fuzzServer serves the team store with an injector, as the admin key
@@ -17,12 +18,12 @@ import (
 func fuzzServer(f *testing.F) *Server {
 	f.Helper()
 	store := newTeamStore(f)
-	inj := func(_ context.Context, ms []core.Match, _ InjectRequest) (InjectResponse, error) {
-		items := make([]InjectItem, 0, len(ms))
+	inj := func(_ context.Context, ms []core.Match, _ wire.InjectRequest) (wire.InjectResponse, error) {
+		items := make([]wire.InjectItem, 0, len(ms))
 		for _, m := range ms {
-			items = append(items, InjectItem{Match: m})
+			items = append(items, wire.InjectItem{Match: m})
 		}
-		return InjectResponse{Items: items}, nil
+		return wire.InjectResponse{Items: items}, nil
 	}
 	srv, err := New(store, defaultTestConfig(), WithInjector(inj))
 	if err != nil {
@@ -47,7 +48,7 @@ func checkFuzzResponse(t *testing.T, rec *httptest.ResponseRecorder) {
 		t.Fatal("no X-Request-Id")
 	}
 	if rec.Code >= 400 {
-		var eb errorBody
+		var eb wire.ErrorResponse
 		if err := json.Unmarshal(rec.Body.Bytes(), &eb); err != nil || eb.Error.Code == "" {
 			t.Fatalf("status %d without the error shape: %s", rec.Code, rec.Body.Bytes())
 		}

@@ -14,119 +14,13 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/wire"
 )
 
 // Injector runs the gatekeeper server-side for POST /v1/qa/inject: it
 // selects and renders the matches of a search (cmd/memex wires
 // gatekeeper.Select + Render). The server sets ReceiptID.
-type Injector func(ctx context.Context, matches []core.Match, req InjectRequest) (InjectResponse, error)
-
-// InjectRequest is POST /v1/qa/inject.
-type InjectRequest struct {
-	ProjectID     string   `json:"project_id"`
-	Query         string   `json:"query"`
-	Limit         int      `json:"limit,omitempty"`
-	MinScore      *float64 `json:"min_score,omitempty"`
-	MaxBlockChars int      `json:"max_block_chars,omitempty"`
-	Explain       bool     `json:"explain,omitempty"`
-}
-
-// MaxBlockChars is the largest max_block_chars of an inject request.
-const MaxBlockChars = 100000
-
-// Validate checks the request; the error names the field.
-func (r InjectRequest) Validate() error {
-	if err := r.search().Validate(); err != nil {
-		return err
-	}
-	if r.MaxBlockChars < 0 || r.MaxBlockChars > MaxBlockChars {
-		return core.Invalid("max_block_chars", "must be between 0 and %d", MaxBlockChars)
-	}
-	return nil
-}
-
-func (r InjectRequest) search() core.SearchRequest {
-	sr := core.SearchRequest{ProjectID: r.ProjectID, Query: r.Query, Limit: r.Limit, MinScore: core.DefaultMinScore, Explain: r.Explain}
-	if r.MinScore != nil {
-		sr.MinScore = *r.MinScore
-	}
-	if sr.Limit == 0 {
-		sr.Limit = core.DefaultSearchLimit
-	}
-	return sr
-}
-
-// InjectItem is a match the gatekeeper chose, with its probation flag.
-type InjectItem struct {
-	core.Match
-	Probation bool   `json:"probation"`
-	Why       string `json:"why,omitempty"`
-}
-
-// InjectReason is one machine-readable decision note of the gatekeeper.
-type InjectReason struct {
-	Code   string `json:"code"`
-	QAID   string `json:"qa_id,omitempty"`
-	Detail string `json:"detail,omitempty"`
-}
-
-// InjectResponse is the answer of POST /v1/qa/inject: the selection memex
-// run would make and the rendered memory block.
-type InjectResponse struct {
-	ReceiptID string         `json:"receipt_id"`
-	Items     []InjectItem   `json:"items"`
-	Block     string         `json:"block"`
-	Shown     []string       `json:"shown"`
-	Reasons   []InjectReason `json:"reasons"`
-}
-
-// HitResponse is the answer of POST /v1/qa/hit. Ignored counts the
-// references stored in the audit log only (no valid receipt).
-type HitResponse struct {
-	Updated int    `json:"updated"`
-	Ignored int    `json:"ignored,omitempty"`
-	Reason  string `json:"reason,omitempty"`
-}
-
-// RecordResponse wraps a record: validate, get, patch. Applied is false when
-// a validation was stored in the audit log only (Reason says why).
-type RecordResponse struct {
-	Record  core.Record `json:"record"`
-	Applied *bool       `json:"applied,omitempty"`
-	Reason  string      `json:"reason,omitempty"`
-}
-
-// ExpireRequest is POST /v1/qa/expire. Now (RFC 3339, optional) is the
-// time the expiry is judged at instead of the server's clock: an admin's
-// "expire as of" (the route is admin-only), which lets a remote client run
-// the same expiry as a local store (plugins/http's core.Expirer).
-type ExpireRequest struct {
-	BatchSize int    `json:"batch_size"`
-	Now       string `json:"now,omitempty"`
-}
-
-// Validate checks the request; the error names the field.
-func (r ExpireRequest) Validate() error {
-	if r.BatchSize < 0 || r.BatchSize > 1000 {
-		return core.Invalid("batch_size", "must be between 1 and 1000")
-	}
-	if _, err := r.at(time.Time{}); err != nil {
-		return err
-	}
-	return nil
-}
-
-// at is Now parsed, or def when Now is empty.
-func (r ExpireRequest) at(def time.Time) (time.Time, error) {
-	if r.Now == "" {
-		return def, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, r.Now)
-	if err != nil {
-		return time.Time{}, core.Invalid("now", "must be an RFC 3339 time")
-	}
-	return t.UTC(), nil
-}
+type Injector func(ctx context.Context, matches []core.Match, req wire.InjectRequest) (wire.InjectResponse, error)
 
 func readBody(c echo.Context) ([]byte, error) {
 	b, err := io.ReadAll(c.Request().Body)
@@ -150,7 +44,7 @@ func (s *Server) storeErr(op string, err error) error {
 }
 
 func (s *Server) healthz(c echo.Context) error {
-	return writeJSON(c, http.StatusOK, map[string]string{"status": "ok"})
+	return writeJSON(c, http.StatusOK, wire.StatusResponse{Status: "ok"})
 }
 
 func (s *Server) readyz(c echo.Context) error {
@@ -162,7 +56,7 @@ func (s *Server) readyz(c echo.Context) error {
 			return fmt.Errorf("readyz: %w: %w", core.ErrUnavailable, err)
 		}
 	}
-	return writeJSON(c, http.StatusOK, map[string]string{"status": "ready", "store": s.store.Name()})
+	return writeJSON(c, http.StatusOK, wire.StatusResponse{Status: "ready", Store: s.store.Name()})
 }
 
 func (s *Server) search(c echo.Context) error {
@@ -209,7 +103,7 @@ func (s *Server) inject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req InjectRequest
+	var req wire.InjectRequest
 	if err := decodeJSON(body, &req, false); err != nil {
 		return err
 	}
@@ -225,7 +119,7 @@ func (s *Server) inject(c echo.Context) error {
 	ctx, cancel := s.reqCtx(c)
 	defer cancel()
 	start := time.Now()
-	ms, err := s.store.Search(ctx, req.search())
+	ms, err := s.store.Search(ctx, req.Search())
 	s.metrics.searchSeconds.Observe(time.Since(start).Seconds())
 	if err != nil {
 		return s.storeErr("search", err)
@@ -236,10 +130,10 @@ func (s *Server) inject(c echo.Context) error {
 		return fmt.Errorf("inject: %w", err)
 	}
 	if resp.Items == nil {
-		resp.Items = []InjectItem{}
+		resp.Items = []wire.InjectItem{}
 	}
 	if resp.Reasons == nil {
-		resp.Reasons = []InjectReason{}
+		resp.Reasons = []wire.InjectReason{}
 	}
 	if resp.Shown == nil {
 		resp.Shown = []string{}
@@ -350,7 +244,7 @@ func (s *Server) hit(c echo.Context) error {
 				}
 				req.References = kept
 				if len(ignored) > 0 {
-					v.reason = reasonNotServedByQA
+					v.reason = wire.ReasonNotServed
 				}
 			} else {
 				ignored, req.References = req.References, nil
@@ -360,7 +254,7 @@ func (s *Server) hit(c echo.Context) error {
 			s.audit(ctx, core.AuditEntry{KeyID: callerOf(c).id, ProjectID: req.ProjectID, QAID: ref.QAID, Action: "hit",
 				RunID: req.RunID, ReceiptID: req.ReceiptID, Weight: 0, After: map[string]any{"applied": false, "reason": v.reason}})
 		}
-		resp := HitResponse{Ignored: len(ignored)}
+		resp := wire.HitResponse{Ignored: len(ignored)}
 		if len(ignored) > 0 {
 			resp.Reason = v.reason
 		}
@@ -432,7 +326,7 @@ func (s *Server) validate(c echo.Context) error {
 			return 0, nil, err
 		}
 		if v.enforced && v.ok && !slices.Contains(v.receipt.QAIDs, req.QAID) {
-			v.ok, v.reason = false, reasonNotServedByQA
+			v.ok, v.reason = false, wire.ReasonNotServed
 		}
 		if v.enforced && !v.ok {
 			if err := getBefore(); err != nil {
@@ -443,7 +337,7 @@ func (s *Server) validate(c echo.Context) error {
 				RunID: req.RunID, ReceiptID: req.ReceiptID, Weight: 0,
 				After: map[string]any{"applied": false, "reason": v.reason, "result": string(res), "strength": string(strength)}})
 			applied := false
-			return http.StatusOK, RecordResponse{Record: before, Applied: &applied, Reason: v.reason}, nil
+			return http.StatusOK, wire.RecordResponse{Record: before, Applied: &applied, Reason: v.reason}, nil
 		}
 		if v.enforced {
 			req.EventID = "rcpt:" + req.ReceiptID + ":validate:" + req.QAID
@@ -470,7 +364,7 @@ func (s *Server) validate(c echo.Context) error {
 		}
 		s.audit(ctx, e)
 		applied := true
-		return http.StatusOK, RecordResponse{Record: rec, Applied: &applied}, nil
+		return http.StatusOK, wire.RecordResponse{Record: rec, Applied: &applied}, nil
 	})
 }
 
@@ -509,7 +403,7 @@ func (s *Server) get(c echo.Context) error {
 	if err != nil {
 		return s.storeErr("get", err)
 	}
-	return writeJSON(c, http.StatusOK, RecordResponse{Record: rec})
+	return writeJSON(c, http.StatusOK, wire.RecordResponse{Record: rec})
 }
 
 func queryInt(c echo.Context, name string) (int, error) {
@@ -592,7 +486,7 @@ func (s *Server) remove(c echo.Context) error {
 		}
 		s.audit(ctx, core.AuditEntry{KeyID: callerOf(c).id, ProjectID: p, QAID: id, Action: "delete", Weight: 1,
 			Before: before, After: map[string]any{"deleted": true}})
-		return http.StatusOK, map[string]bool{"deleted": true}, nil
+		return http.StatusOK, wire.DeleteResponse{Deleted: true}, nil
 	})
 }
 
@@ -601,7 +495,7 @@ func (s *Server) expire(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req ExpireRequest
+	var req wire.ExpireRequest
 	if err := decodeJSON(body, &req, true); err != nil {
 		return err
 	}
@@ -615,7 +509,7 @@ func (s *Server) expire(c echo.Context) error {
 	if !ok {
 		return &notImplementedError{what: "expiry on the " + s.store.Name() + " store"}
 	}
-	at, _ := req.at(s.now()) // checked by Validate
+	at, _ := req.At(s.now()) // checked by Validate
 	return s.idempotent(c, body, func(string) (int, any, error) {
 		ctx, cancel := s.reqCtx(c)
 		defer cancel()
@@ -629,7 +523,7 @@ func (s *Server) expire(c echo.Context) error {
 			after["as_of"] = at.Format(time.RFC3339Nano)
 		}
 		s.audit(ctx, core.AuditEntry{KeyID: callerOf(c).id, ProjectID: core.GlobalProject, Action: "expire", Weight: 1, After: after})
-		return http.StatusOK, map[string]int{"expired": n}, nil
+		return http.StatusOK, wire.ExpireResponse{Expired: n}, nil
 	})
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/plugins/embedded"
+	"github.com/memex-dev/memex/wire"
 )
 
 // Test keys: the secret is the key id prefixed "secret-".
@@ -71,14 +72,17 @@ func (t *teamStore) RedeemReceipt(_ context.Context, projectID, id, source strin
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	r, ok := t.receipts[id]
-	if !ok || r.ProjectID != projectID || !now.Before(r.ExpiresAt) {
+	if !ok || r.ProjectID != projectID {
 		return core.Receipt{}, fmt.Errorf("receipt %s: %w", id, core.ErrNotFound)
 	}
+	if !now.Before(r.ExpiresAt) {
+		return core.Receipt{}, fmt.Errorf("receipt %s: %w", id, core.ErrReceiptExpired)
+	}
 	if r.Source != source {
-		return core.Receipt{}, fmt.Errorf("receipt %s issued to another source: %w", id, core.ErrConflict)
+		return core.Receipt{}, fmt.Errorf("receipt %s: %w", id, core.ErrReceiptOtherSource)
 	}
 	if _, used := t.redeemed[id]; used {
-		return core.Receipt{}, fmt.Errorf("receipt %s already used: %w", id, core.ErrConflict)
+		return core.Receipt{}, fmt.Errorf("receipt %s: %w", id, core.ErrReceiptUsed)
 	}
 	t.redeemed[id] = source
 	return r, nil
@@ -205,9 +209,9 @@ func (r resp) decode(tb testing.TB, v any) {
 }
 
 // apiErr decodes the one error shape.
-func (r resp) apiErr(tb testing.TB) apiError {
+func (r resp) apiErr(tb testing.TB) wire.APIError {
 	tb.Helper()
-	var eb errorBody
+	var eb wire.ErrorResponse
 	r.decode(tb, &eb)
 	if eb.Error.Code == "" || eb.Error.Message == "" {
 		tb.Fatalf("error body without code or message: %s", r.body)

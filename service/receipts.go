@@ -8,18 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/memex-dev/memex/core"
-)
-
-// HeaderReceipt carries the receipt of a search (SPEC §5.4).
-const HeaderReceipt = "X-Memex-Receipt"
-
-// Reasons a report is stored in the audit log only.
-const (
-	reasonNoReceipt     = "receipt_missing"
-	reasonUnknown       = "receipt_unknown_or_expired"
-	reasonNotYours      = "receipt_used_or_not_yours"
-	reasonOtherProject  = "receipt_other_project"
-	reasonNotServedByQA = "qa_not_served_by_receipt"
+	"github.com/memex-dev/memex/wire"
 )
 
 // issueReceipts records the receipts of a search (SPEC §5.4): one for the
@@ -83,7 +72,7 @@ func (s *Server) issueReceipts(ctx context.Context, c echo.Context, project stri
 		return "", per
 	}
 	s.metrics.receipts.WithLabelValues("issued").Inc()
-	c.Response().Header().Set(HeaderReceipt, base)
+	c.Response().Header().Set(wire.HeaderReceipt, base)
 	return base, per
 }
 
@@ -123,7 +112,7 @@ func (s *Server) checkReceipt(ctx context.Context, c echo.Context, project, rece
 	}
 	v := receiptVerdict{enforced: true}
 	if receiptID == "" {
-		v.reason = reasonNoReceipt
+		v.reason = wire.ReasonReceiptMissing
 		s.metrics.receipts.WithLabelValues("missing").Inc()
 		return v, nil
 	}
@@ -132,18 +121,22 @@ func (s *Server) checkReceipt(ctx context.Context, c echo.Context, project, rece
 	}
 	r, err := s.receipts.RedeemReceipt(ctx, project, receiptID, who.id, s.now().UTC())
 	switch {
+	case errors.Is(err, core.ErrReceiptExpired):
+		v.reason = wire.ReasonReceiptExpired
 	case errors.Is(err, core.ErrNotFound):
-		v.reason = reasonUnknown
-	case errors.Is(err, core.ErrConflict):
-		v.reason = reasonNotYours
+		v.reason = wire.ReasonReceiptUnknown
+	case errors.Is(err, core.ErrReceiptOtherSource):
+		v.reason = wire.ReasonReceiptOtherKey
+	case errors.Is(err, core.ErrConflict): // core.ErrReceiptUsed, or a store that does not say
+		v.reason = wire.ReasonReceiptUsed
 	case err != nil:
 		return v, s.storeErr("receipt_redeem", err)
 	case r.ProjectID != project:
-		v.reason = reasonOtherProject
+		v.reason = wire.ReasonReceiptOtherProject
 	case r.Source != who.id:
-		v.reason = reasonNotYours
+		v.reason = wire.ReasonReceiptOtherKey
 	case !r.ExpiresAt.IsZero() && s.now().After(r.ExpiresAt):
-		v.reason = reasonUnknown
+		v.reason = wire.ReasonReceiptExpired
 	default:
 		v.ok, v.receipt = true, r
 		s.metrics.receipts.WithLabelValues("accepted").Inc()

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/wire"
 )
 
 func TestFlow(t *testing.T) {
@@ -26,7 +27,7 @@ func TestFlow(t *testing.T) {
 		if len(ms) != 1 || ms[0].QAID != id {
 			t.Fatalf("matches %s, want the one QA", r.body)
 		}
-		rid := r.header.Get(HeaderReceipt)
+		rid := r.header.Get(wire.HeaderReceipt)
 		if rid == "" || ms[0].ReceiptID != rid+".1" {
 			t.Errorf("receipt header %q, match receipt_id %q: want a search receipt and a per-QA one", rid, ms[0].ReceiptID)
 		}
@@ -36,7 +37,7 @@ func TestFlow(t *testing.T) {
 	})
 	t.Run("get", func(t *testing.T) {
 		r := e.must(200, keyAgentA, "GET", "/v1/qa/"+id+"?project_id=a-proj", nil)
-		var rr RecordResponse
+		var rr wire.RecordResponse
 		r.decode(t, &rr)
 		if rr.Record.QAID != id || rr.Record.Status != core.StatusCandidate {
 			t.Errorf("record %s", r.body)
@@ -94,7 +95,7 @@ func TestValidateAsAdminUpdatesTrust(t *testing.T) {
 	id := e.addQA(keyAgentA, "a-proj", "How to list open ports?", "Use ss -ltnp to list listening sockets.")
 	r := e.must(200, keyAdmin, "POST", "/v1/qa/validate", map[string]any{
 		"project_id": "a-proj", "qa_id": id, "result": "pass", "signal_strength": "strong"})
-	var rr RecordResponse
+	var rr wire.RecordResponse
 	r.decode(t, &rr)
 	if rr.Applied == nil || !*rr.Applied || rr.Record.SuccessCount != 1 {
 		t.Errorf("validate by admin: %s", r.body)
@@ -110,24 +111,24 @@ func TestInject(t *testing.T) {
 		}
 	})
 	t.Run("with injector", func(t *testing.T) {
-		var got InjectRequest
-		inj := func(_ context.Context, ms []core.Match, req InjectRequest) (InjectResponse, error) {
+		var got wire.InjectRequest
+		inj := func(_ context.Context, ms []core.Match, req wire.InjectRequest) (wire.InjectResponse, error) {
 			got = req
-			var items []InjectItem
+			var items []wire.InjectItem
 			for _, m := range ms {
-				items = append(items, InjectItem{Match: m, Probation: true})
+				items = append(items, wire.InjectItem{Match: m, Probation: true})
 			}
-			return InjectResponse{Items: items, Block: "BLOCK", Shown: []string{ms[0].QAID}}, nil
+			return wire.InjectResponse{Items: items, Block: "BLOCK", Shown: []string{ms[0].QAID}}, nil
 		}
 		e := newEnv(t, withOpts(WithInjector(inj)))
 		id := e.addQA(keyAgentA, "a-proj", "How to tail a systemd unit log?", "journalctl -u unit -f follows it.")
 		r := e.must(200, keyAgentA, "POST", "/v1/qa/inject", map[string]any{"project_id": "a-proj", "query": "tail systemd log", "max_block_chars": 2000})
-		var ir InjectResponse
+		var ir wire.InjectResponse
 		r.decode(t, &ir)
 		if ir.Block != "BLOCK" || len(ir.Items) != 1 || ir.Items[0].QAID != id || !ir.Items[0].Probation {
 			t.Errorf("inject %s", r.body)
 		}
-		if ir.ReceiptID == "" || ir.Items[0].ReceiptID != ir.ReceiptID+".1" || r.header.Get(HeaderReceipt) != ir.ReceiptID {
+		if ir.ReceiptID == "" || ir.Items[0].ReceiptID != ir.ReceiptID+".1" || r.header.Get(wire.HeaderReceipt) != ir.ReceiptID {
 			t.Errorf("receipt missing: %s", r.body)
 		}
 		if got.MaxBlockChars != 2000 {
@@ -284,7 +285,7 @@ func TestAuth(t *testing.T) {
 	t.Run("admin limited by patterns", func(t *testing.T) {
 		e.must(403, keyAdminA, "GET", "/admin/v1/projects/b-proj/stats", nil)
 		r := e.must(200, keyAdminA, "GET", "/admin/v1/projects", nil)
-		var pr ProjectsResponse
+		var pr wire.ProjectsResponse
 		r.decode(t, &pr)
 		for _, p := range pr.Projects {
 			if p.ProjectID != "a-proj" {
@@ -324,8 +325,8 @@ func TestInsecureLocal(t *testing.T) {
 }
 
 func TestIsolationMatrix(t *testing.T) {
-	e := newEnv(t, withOpts(WithInjector(func(context.Context, []core.Match, InjectRequest) (InjectResponse, error) {
-		return InjectResponse{Block: "x"}, nil
+	e := newEnv(t, withOpts(WithInjector(func(context.Context, []core.Match, wire.InjectRequest) (wire.InjectResponse, error) {
+		return wire.InjectResponse{Block: "x"}, nil
 	})))
 	const secretWord = "zanzibarquux"
 	bID := e.addQA(keyAgentB, "b-proj", "How does "+secretWord+" deploy work?", "The "+secretWord+" deploy uses blue green.")
@@ -564,11 +565,11 @@ func TestReceipts(t *testing.T) {
 		if len(ms) != 1 || ms[0].QAID != id {
 			t.Fatalf("search: %s", r.body)
 		}
-		return r.header.Get(HeaderReceipt), ms[0].ReceiptID
+		return r.header.Get(wire.HeaderReceipt), ms[0].ReceiptID
 	}
-	validate := func(k Key, qa, rid string) RecordResponse {
+	validate := func(k Key, qa, rid string) wire.RecordResponse {
 		r := e.must(200, k, "POST", "/v1/qa/validate", map[string]any{"project_id": "a-proj", "qa_id": qa, "result": "pass", "signal_strength": "strong", "receipt_id": rid})
-		var rr RecordResponse
+		var rr wire.RecordResponse
 		r.decode(t, &rr)
 		return rr
 	}
@@ -580,10 +581,10 @@ func TestReceipts(t *testing.T) {
 		applied bool
 		reason  string
 	}{
-		{"no receipt", voter, id, func() string { return "" }, false, reasonNoReceipt},
-		{"unknown receipt", voter, id, func() string { return "rcpt_nope" }, false, reasonUnknown},
-		{"someone else's receipt", keyAgentA, id, func() string { _, m := search(voter); return m }, false, reasonNotYours},
-		{"QA the receipt did not serve", voter, other, func() string { _, m := search(voter); return m }, false, reasonNotServedByQA},
+		{"no receipt", voter, id, func() string { return "" }, false, wire.ReasonReceiptMissing},
+		{"unknown receipt", voter, id, func() string { return "rcpt_nope" }, false, wire.ReasonReceiptUnknown},
+		{"someone else's receipt", keyAgentA, id, func() string { _, m := search(voter); return m }, false, wire.ReasonReceiptOtherKey},
+		{"QA the receipt did not serve", voter, other, func() string { _, m := search(voter); return m }, false, wire.ReasonNotServed},
 		{"per-QA receipt", voter, id, func() string { _, m := search(voter); return m }, true, ""},
 	}
 	for _, tc := range tests {
@@ -612,7 +613,7 @@ func TestReceipts(t *testing.T) {
 			t.Fatalf("first use not applied: %+v", rr)
 		}
 		before := e.record("a-proj", id)
-		if rr := validate(voter, id, m); *rr.Applied || rr.Reason != reasonNotYours {
+		if rr := validate(voter, id, m); *rr.Applied || rr.Reason != wire.ReasonReceiptUsed {
 			t.Errorf("second use: applied %v reason %q", *rr.Applied, rr.Reason)
 		}
 		if after := e.record("a-proj", id); after.SuccessCount != before.SuccessCount {
@@ -623,9 +624,9 @@ func TestReceipts(t *testing.T) {
 		h, m := search(voter)
 		r := e.must(200, voter, "POST", "/v1/qa/hit", map[string]any{"project_id": "a-proj", "receipt_id": h,
 			"references": []map[string]any{{"qa_id": id, "used": true}, {"qa_id": other, "used": true}}})
-		var hr HitResponse
+		var hr wire.HitResponse
 		r.decode(t, &hr)
-		if hr.Updated != 1 || hr.Ignored != 1 || hr.Reason != reasonNotServedByQA {
+		if hr.Updated != 1 || hr.Ignored != 1 || hr.Reason != wire.ReasonNotServed {
 			t.Errorf("hit %s", r.body)
 		}
 		if e.record("a-proj", other).UseCount != 0 {
@@ -640,7 +641,7 @@ func TestReceipts(t *testing.T) {
 		before := e.record("a-proj", id).UseCount
 		r := e.must(200, voter, "POST", "/v1/qa/hit", map[string]any{"project_id": "a-proj", "receipt_id": m,
 			"references": []map[string]any{{"qa_id": id, "used": true}}})
-		var hr HitResponse
+		var hr wire.HitResponse
 		r.decode(t, &hr)
 		if hr.Updated != 1 || e.record("a-proj", id).UseCount != before+1 {
 			t.Errorf("hit quoting %s: %s", m, r.body)
@@ -657,16 +658,16 @@ func TestReceipts(t *testing.T) {
 		var ms []core.Match
 		r.decode(t, &ms)
 		now = now.Add(DefaultReceiptTTL + time.Minute)
-		var rr RecordResponse
+		var rr wire.RecordResponse
 		ce.must(200, voter, "POST", "/v1/qa/validate", map[string]any{"project_id": "a-proj", "qa_id": id, "result": "pass", "receipt_id": ms[0].ReceiptID}).decode(t, &rr)
-		if *rr.Applied || rr.Reason != reasonUnknown {
+		if *rr.Applied || rr.Reason != wire.ReasonReceiptExpired {
 			t.Errorf("expired receipt: applied %v reason %q", *rr.Applied, rr.Reason)
 		}
 	})
 	t.Run("off when not required", func(t *testing.T) {
 		e2 := newEnv(t, withConfig(func(c *Config) { c.RequireReceipts = false }))
 		q := e2.addQA(keyAgentA, "a-proj", "question of e2", "answer of e2")
-		var rr RecordResponse
+		var rr wire.RecordResponse
 		e2.must(200, keyAgentA, "POST", "/v1/qa/validate", map[string]any{"project_id": "a-proj", "qa_id": q, "result": "fail"}).decode(t, &rr)
 		if rr.Applied == nil || !*rr.Applied {
 			t.Errorf("validate without receipt not applied: %+v", rr)
@@ -676,10 +677,10 @@ func TestReceipts(t *testing.T) {
 		pe := newEnvFor(t, newEmbedded(t))
 		q := pe.addQA(keyAgentA, "a-proj", "question plain", "answer plain")
 		r := pe.must(200, keyAgentA, "POST", "/v1/qa/search", map[string]any{"project_id": "a-proj", "query": "question plain"})
-		if r.header.Get(HeaderReceipt) != "" {
+		if r.header.Get(wire.HeaderReceipt) != "" {
 			t.Error("receipt issued by a store without receipts")
 		}
-		var rr RecordResponse
+		var rr wire.RecordResponse
 		pe.must(200, keyAgentA, "POST", "/v1/qa/validate", map[string]any{"project_id": "a-proj", "qa_id": q, "result": "pass"}).decode(t, &rr)
 		if !*rr.Applied {
 			t.Errorf("not applied: %+v", rr)
@@ -700,13 +701,13 @@ func TestAdmin(t *testing.T) {
 	id := e.addQA(keyAgentA, "a-proj", "How to check disk usage?", "df -h shows it per filesystem.")
 	t.Run("patch is audited", func(t *testing.T) {
 		r := e.must(200, keyAdmin, "PATCH", "/admin/v1/qa/"+id, map[string]any{"project_id": "a-proj", "status": "verified", "tags": []string{"disk"}})
-		var rr RecordResponse
+		var rr wire.RecordResponse
 		r.decode(t, &rr)
 		if rr.Record.Status != core.StatusVerified {
 			t.Errorf("patched %s", r.body)
 		}
 		r = e.must(200, keyAdmin, "GET", "/admin/v1/audit?project_id=a-proj", nil)
-		var ar AuditResponse
+		var ar wire.AuditResponse
 		r.decode(t, &ar)
 		var found bool
 		for _, en := range ar.Entries {
@@ -731,7 +732,7 @@ func TestAdmin(t *testing.T) {
 	})
 	t.Run("projects", func(t *testing.T) {
 		r := e.must(200, keyAdmin, "GET", "/admin/v1/projects", nil)
-		var pr ProjectsResponse
+		var pr wire.ProjectsResponse
 		r.decode(t, &pr)
 		if len(pr.Projects) != 3 {
 			t.Errorf("projects %s", r.body)
@@ -795,9 +796,9 @@ func TestReceiptChecksDoNotTrustTheStore(t *testing.T) {
 	r := e2.must(200, voter, "POST", "/v1/qa/search", map[string]any{"project_id": "a-proj", "query": "cgroup memory"})
 	var ms []core.Match
 	r.decode(t, &ms)
-	var rr RecordResponse
+	var rr wire.RecordResponse
 	e.must(200, keyAgentA, "POST", "/v1/qa/validate", map[string]any{"project_id": "a-proj", "qa_id": id, "result": "pass", "receipt_id": ms[0].ReceiptID}).decode(t, &rr)
-	if *rr.Applied || rr.Reason != reasonNotYours {
+	if *rr.Applied || rr.Reason != wire.ReasonReceiptOtherKey {
 		t.Errorf("a receipt of another key: applied %v reason %q", *rr.Applied, rr.Reason)
 	}
 }

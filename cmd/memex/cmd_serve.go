@@ -12,6 +12,7 @@ import (
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/gatekeeper"
 	"github.com/memex-dev/memex/service"
+	"github.com/memex-dev/memex/wire"
 )
 
 const serveExamples = `  memex serve --store redis://127.0.0.1:6379/0 --config /etc/memex/config.toml
@@ -96,23 +97,33 @@ func loopbackOnly(addr string) (string, error) {
 }
 
 // gatekeeperInjector runs gatekeeper.Select + Render server-side for
-// POST /v1/qa/inject, with the configured gatekeeper profile.
+// POST /v1/qa/inject, with the configured gatekeeper profile. The request's
+// min_score, when given, is the gatekeeper's relevance floor too (the
+// search already applied it); its seed makes the probation draw
+// reproducible.
 func gatekeeperInjector(base gatekeeper.Config) service.Injector {
-	return func(_ context.Context, ms []core.Match, req service.InjectRequest) (service.InjectResponse, error) {
+	return func(_ context.Context, ms []core.Match, req wire.InjectRequest) (wire.InjectResponse, error) {
 		cfg := base
 		if req.MaxBlockChars > 0 {
 			cfg.MaxBlockChars = req.MaxBlockChars
 		}
+		if req.MinScore != nil {
+			cfg.MinScore = *req.MinScore
+		}
 		now := time.Now()
-		rng := mrand.New(mrand.NewPCG(mrand.Uint64(), mrand.Uint64()))
+		seed1, seed2 := mrand.Uint64(), mrand.Uint64()
+		if req.Seed != nil {
+			seed1, seed2 = *req.Seed, *req.Seed
+		}
+		rng := mrand.New(mrand.NewPCG(seed1, seed2))
 		d := gatekeeper.Select(ms, cfg, now, rng)
 		block := gatekeeper.Render(d.Items, cfg, now)
-		resp := service.InjectResponse{Block: block.Text, Shown: block.Shown}
+		resp := wire.InjectResponse{Block: block.Text, Shown: block.Shown}
 		for _, it := range d.Items {
-			resp.Items = append(resp.Items, service.InjectItem{Match: it.Match, Probation: it.Probation, Why: it.Why})
+			resp.Items = append(resp.Items, wire.InjectItem{Match: it.Match, Probation: it.Probation, Why: it.Why})
 		}
 		for _, r := range d.Reasons {
-			resp.Reasons = append(resp.Reasons, service.InjectReason{Code: r.Code, QAID: r.QAID, Detail: r.Detail})
+			resp.Reasons = append(resp.Reasons, wire.InjectReason{Code: r.Code, QAID: r.QAID, Detail: r.Detail})
 		}
 		return resp, nil
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/memex-dev/memex/service"
+	"github.com/memex-dev/memex/wire"
 )
 
 var secretLine = regexp.MustCompile(`(?m)^# (mx_[A-Za-z0-9_-]+)$`)
@@ -164,7 +165,7 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Errorf("search: %d %s", code, body)
 	}
 	code, body = call("POST", "/v1/qa/inject", `{"project_id":"test","query":"restart nginx"}`)
-	var ir service.InjectResponse
+	var ir wire.InjectResponse
 	if code != 200 || json.Unmarshal(body, &ir) != nil || ir.Reasons == nil {
 		t.Errorf("inject: %d %s", code, body)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/wire"
 )
 
 // cli is one test's memex environment: private config, data and working
@@ -210,7 +211,7 @@ func TestSearchJSONShape(t *testing.T) {
 	if _, ok := md["consecutive_fail"]; !ok || stats["consecutive_fail"] == nil {
 		t.Errorf("metadata lacks consecutive_fail at both places: %v", md)
 	}
-	ms, skipped, err := core.ParseSearchResponse([]byte(out))
+	ms, skipped, err := wire.ParseSearchResponse([]byte(out))
 	if err != nil || skipped != 0 || len(ms) != 1 || ms[0].QAID != id {
 		t.Errorf("ParseSearchResponse = %v, %d, %v; want the added QA %s", ms, skipped, err, id)
 	}

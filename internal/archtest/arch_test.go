@@ -62,14 +62,16 @@ func allowed(p, imp string) (bool, string) {
 		return (own && (r == "core" || r == "evidence")) || external[imp], p + " imports only core and evidence"
 	case p == "extract":
 		return (own && (r == "core" || r == "extract/redact" || r == "evidence")) || external[imp], "extract imports only core, evidence and extract/redact"
+	case p == "wire":
+		return own && r == "core", "wire imports only core"
 	case strings.HasPrefix(p, "plugins/"):
 		if own {
-			return r == "core" || r == "trust" || r == "trust/ledger" || r == "retrieval" || r == "extract/redact" || strings.HasPrefix(r, p+"/") || strings.HasPrefix(r, "internal/"),
-				"plugins import core, trust, retrieval — never another plugin, gatekeeper, extract or engine"
+			return r == "core" || r == "wire" || r == "trust" || r == "trust/ledger" || r == "retrieval" || r == "extract/redact" || strings.HasPrefix(r, p+"/") || strings.HasPrefix(r, "internal/"),
+				"plugins import core, wire, trust, retrieval — never another plugin, gatekeeper, extract or engine"
 		}
 		return true, ""
 	case p == "service":
-		return !own || r == "core", "service imports only core (it serves any core.MemoryPlugin)"
+		return !own || r == "core" || r == "wire", "service imports only core and wire (it serves any core.MemoryPlugin)"
 	case p == "mdmemory" || p == "internal/atomicfile":
 		return !own, p + " imports no memex package (pure format / one file primitive)"
 	case p == "evalset":
@@ -124,6 +126,8 @@ func TestRuleRejectsViolations(t *testing.T) {
 		{"mdmemory", module + "/core"},
 		{"hooks", module + "/engine"},
 		{"hooks", module + "/plugins/embedded"},
+		{"wire", module + "/plugins/http"},
+		{"wire", "github.com/labstack/echo/v4"},
 	}
 	for _, b := range bad {
 		if ok, _ := allowed(b[0], b[1]); ok {

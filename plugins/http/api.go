@@ -12,20 +12,7 @@ import (
 	"time"
 
 	"github.com/memex-dev/memex/core"
-)
-
-// Routes of SPEC §7.
-const (
-	routeSearch     = "/v1/qa/search"
-	routeHit        = "/v1/qa/hit"
-	routeCandidates = "/v1/qa/candidates"
-	routeValidate   = "/v1/qa/validate"
-	routeExpire     = "/v1/qa/expire"
-	routeQA         = "/v1/qa"
-	routeGrade      = "/v1/task/grade"
-	routeReady      = "/readyz"
-	routeAdminQA    = "/admin/v1/qa"
-	routeProjects   = "/admin/v1/projects"
+	"github.com/memex-dev/memex/wire"
 )
 
 // Outbox operation names (the "op" of a spooled entry).
@@ -133,7 +120,7 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.read(ctx, call{op: op, method: http.MethodPost, path: routeSearch, body: body})
+	resp, err := s.read(ctx, call{op: op, method: http.MethodPost, path: wire.RouteSearch, body: body})
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +148,7 @@ func (s *Store) RecordHit(ctx context.Context, req core.HitRequest) (core.HitRes
 	if err != nil {
 		return core.HitResult{}, err
 	}
-	resp, err := s.write(ctx, call{op: op, method: http.MethodPost, path: routeHit, body: body, key: req.EventID}, opHit)
+	resp, err := s.write(ctx, call{op: op, method: http.MethodPost, path: wire.RouteHit, body: body, key: req.EventID}, opHit)
 	if err != nil {
 		return core.HitResult{}, err
 	}
@@ -183,7 +170,7 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 	if err != nil {
 		return core.CandidateResult{}, err
 	}
-	resp, err := s.write(ctx, call{op: op, method: http.MethodPost, path: routeCandidates, body: body, key: req.EventID}, opCandidate)
+	resp, err := s.write(ctx, call{op: op, method: http.MethodPost, path: wire.RouteCandidates, body: body, key: req.EventID}, opCandidate)
 	if err != nil {
 		return core.CandidateResult{}, err
 	}
@@ -210,16 +197,20 @@ func (s *Store) RecordValidation(ctx context.Context, req core.ValidateRequest) 
 	if err != nil {
 		return core.Record{}, err
 	}
-	resp, err := s.write(ctx, call{op: op, method: http.MethodPost, path: routeValidate, body: body, key: req.EventID}, opValidate)
+	resp, err := s.write(ctx, call{op: op, method: http.MethodPost, path: wire.RouteValidate, body: body, key: req.EventID}, opValidate)
 	if err != nil {
 		return core.Record{}, err
 	}
-	rec, ok, err := decodeRecordAnswer(op, resp)
+	ans, err := decodeRecordAnswer(op, resp)
 	if err != nil {
 		return core.Record{}, err
 	}
-	if !ok {
+	rec := ans.rec
+	if !ans.ok {
 		rec = core.Record{QAID: req.QAID, ProjectID: req.ProjectID, Level: core.LevelName(0), Tags: []string{}, Metadata: map[string]any{}}
+	}
+	if ans.applied != nil && !*ans.applied {
+		return rec, &NotAppliedError{Op: op, QAID: req.QAID, Reason: ans.reason, Record: rec}
 	}
 	return rec, nil
 }
@@ -231,7 +222,7 @@ func (s *Store) TaskGrade(ctx context.Context, req core.TaskGradeRequest) (core.
 	if err != nil {
 		return core.TaskGrade{}, err
 	}
-	resp, err := s.read(ctx, call{op: op, method: http.MethodPost, path: routeGrade, body: body})
+	resp, err := s.read(ctx, call{op: op, method: http.MethodPost, path: wire.RouteGrade, body: body})
 	if err != nil {
 		return core.TaskGrade{}, err
 	}
@@ -265,18 +256,18 @@ func (s *Store) Get(ctx context.Context, projectID, qaID string) (core.Record, e
 	if err := checkIDs(op, projectID, qaID); err != nil {
 		return core.Record{}, err
 	}
-	resp, err := s.read(ctx, call{op: op, method: http.MethodGet, path: qaPath(routeQA, qaID), query: projectQuery(projectID)})
+	resp, err := s.read(ctx, call{op: op, method: http.MethodGet, path: qaPath(wire.RouteQA, qaID), query: projectQuery(projectID)})
 	if err != nil {
 		return core.Record{}, err
 	}
-	rec, ok, err := decodeRecordAnswer(op, resp)
+	ans, err := decodeRecordAnswer(op, resp)
 	if err != nil {
 		return core.Record{}, err
 	}
-	if !ok {
+	if !ans.ok {
 		return core.Record{}, errUndecodable(op, resp.status, "no record")
 	}
-	return rec, nil
+	return ans.rec, nil
 }
 
 // List implements core.Lister (GET /v1/qa?project_id=&status=&min_level=&q=&cursor=&limit=).
@@ -301,7 +292,7 @@ func (s *Store) List(ctx context.Context, req core.ListRequest) (core.ListPage, 
 	if req.Limit > 0 {
 		q.Set("limit", strconv.Itoa(req.Limit))
 	}
-	resp, err := s.read(ctx, call{op: op, method: http.MethodGet, path: routeQA, query: q})
+	resp, err := s.read(ctx, call{op: op, method: http.MethodGet, path: wire.RouteQA, query: q})
 	if err != nil {
 		return core.ListPage{}, err
 	}
@@ -315,7 +306,7 @@ func (s *Store) Delete(ctx context.Context, projectID, qaID string) error {
 	if err := checkIDs(op, projectID, qaID); err != nil {
 		return err
 	}
-	resp, err := s.write(ctx, call{op: op, method: http.MethodDelete, path: qaPath(routeQA, qaID), query: projectQuery(projectID), key: newKey()}, "")
+	resp, err := s.write(ctx, call{op: op, method: http.MethodDelete, path: qaPath(wire.RouteQA, qaID), query: projectQuery(projectID), key: newKey()}, "")
 	if err != nil {
 		return err
 	}
@@ -344,19 +335,19 @@ func (s *Store) Patch(ctx context.Context, req core.PatchRequest) (core.Record, 
 	if err != nil {
 		return core.Record{}, err
 	}
-	resp, err := s.write(ctx, call{op: op, method: http.MethodPatch, path: qaPath(routeAdminQA, req.QAID),
+	resp, err := s.write(ctx, call{op: op, method: http.MethodPatch, path: qaPath(wire.RouteAdminQA, req.QAID),
 		query: projectQuery(req.ProjectID), body: body, key: req.EventID}, "")
 	if err != nil {
 		return core.Record{}, err
 	}
-	rec, ok, err := decodeRecordAnswer(op, resp)
+	ans, err := decodeRecordAnswer(op, resp)
 	if err != nil {
 		return core.Record{}, err
 	}
-	if !ok {
+	if !ans.ok {
 		return s.Get(ctx, req.ProjectID, req.QAID)
 	}
-	return rec, nil
+	return ans.rec, nil
 }
 
 // Expire implements core.Expirer (POST /v1/qa/expire {batch_size, now}).
@@ -376,7 +367,7 @@ func (s *Store) Expire(ctx context.Context, now time.Time, batch int) (int, erro
 		req.Now = now.UTC().Format(time.RFC3339Nano)
 	}
 	body, _ := encode(op, req)
-	resp, err := s.write(ctx, call{op: op, method: http.MethodPost, path: routeExpire, body: body, key: newKey()}, "")
+	resp, err := s.write(ctx, call{op: op, method: http.MethodPost, path: wire.RouteExpire, body: body, key: newKey()}, "")
 	if err != nil {
 		return 0, err
 	}
@@ -395,7 +386,7 @@ func (s *Store) Stats(ctx context.Context, projectID string) (core.ProjectStats,
 	if err := core.ValidateProjectID(projectID); err != nil {
 		return core.ProjectStats{}, invalid(op, err)
 	}
-	resp, err := s.read(ctx, call{op: op, method: http.MethodGet, path: routeProjects + "/" + url.PathEscape(projectID) + "/stats"})
+	resp, err := s.read(ctx, call{op: op, method: http.MethodGet, path: wire.RouteProjects + "/" + url.PathEscape(projectID) + "/stats"})
 	if err != nil {
 		return core.ProjectStats{}, err
 	}
@@ -412,7 +403,7 @@ func (s *Store) Stats(ctx context.Context, projectID string) (core.ProjectStats,
 // Projects implements core.ProjectLister (GET /admin/v1/projects).
 func (s *Store) Projects(ctx context.Context) ([]core.ProjectSummary, error) {
 	const op = "projects"
-	resp, err := s.read(ctx, call{op: op, method: http.MethodGet, path: routeProjects})
+	resp, err := s.read(ctx, call{op: op, method: http.MethodGet, path: wire.RouteProjects})
 	if err != nil {
 		return nil, err
 	}
@@ -425,7 +416,7 @@ func (s *Store) Ping(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return ctxErr(op, err)
 	}
-	c := call{op: op, method: http.MethodGet, path: routeReady}
+	c := call{op: op, method: http.MethodGet, path: wire.RouteReady}
 	resp, err := s.once(ctx, c)
 	if err == nil {
 		err = checkBody(op, resp)

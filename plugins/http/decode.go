@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/wire"
 )
 
 // StatusError is an error answer of the service: a non-2xx status, or the
@@ -84,7 +85,7 @@ func kindFor(status int, code string) error {
 		return core.ErrInvalid
 	}
 	if code != "" {
-		if k := core.SentinelFor(0, code); k != nil {
+		if k := wire.SentinelFor(0, code); k != nil {
 			return k
 		}
 	}
@@ -92,7 +93,7 @@ func kindFor(status int, code string) error {
 	case status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || status >= 500:
 		return core.ErrUnavailable
 	case status >= 400 && status < 500:
-		if k := core.SentinelFor(status, ""); k != nil {
+		if k := wire.SentinelFor(status, ""); k != nil {
 			return k
 		}
 		return core.ErrInvalid
@@ -125,7 +126,7 @@ func fieldPrefix(msg string) (field, rest string, ok bool) {
 
 // statusError builds the error of a non-2xx answer.
 func statusError(op string, status int, h http.Header, body []byte, now time.Time) *StatusError {
-	e := &StatusError{Op: op, Status: status, RequestID: h.Get(headerRequestID)}
+	e := &StatusError{Op: op, Status: status, RequestID: h.Get(wire.HeaderRequestID)}
 	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
 		e.RetryAfter = parseRetryAfter(h.Get("Retry-After"), now)
 	}
@@ -133,40 +134,12 @@ func statusError(op string, status int, h http.Header, body []byte, now time.Tim
 	return e
 }
 
-// errorBody is every error shape the two services use: memex's
-// {"error":{"code","message","field"}}, the original's {"code","msg"} and
-// FastAPI's {"detail": [...] | "..."}.
-type errorBody struct {
-	Error  json.RawMessage `json:"error"`
-	Code   json.RawMessage `json:"code"`
-	Msg    string          `json:"msg"`
-	Detail json.RawMessage `json:"detail"`
-}
-
 func fillError(e *StatusError, body []byte) {
-	var eb errorBody
-	if json.Unmarshal(bytes.TrimSpace(body), &eb) != nil {
-		return // not JSON (a proxy's HTML page): the status says it all
+	r, ok := wire.ParseErrorReply(body)
+	if !ok {
+		return // not an error shape (a proxy's HTML page): the status says it all
 	}
-	switch {
-	case len(eb.Error) > 0 && string(eb.Error) != "null":
-		var inner struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-			Field   string `json:"field"`
-		}
-		var s string
-		if json.Unmarshal(eb.Error, &inner) == nil {
-			e.Code, e.Message, e.Field = inner.Code, inner.Message, inner.Field
-		} else if json.Unmarshal(eb.Error, &s) == nil {
-			e.Message = s
-		}
-	case len(eb.Detail) > 0:
-		fillDetail(e, eb.Detail)
-	case len(eb.Code) > 0:
-		e.Message = eb.Msg
-	}
-	e.Message = shorten(e.Message, 200)
+	e.Code, e.Message, e.Field = r.Code, r.Message, r.Field
 	findField(e)
 }
 
@@ -180,110 +153,29 @@ func findField(e *StatusError) {
 	}
 }
 
-// fillDetail reads FastAPI's validation detail: [{"loc":["body","limit"],
-// "msg":"...","type":"..."}] names the field.
-func fillDetail(e *StatusError, raw json.RawMessage) {
-	var items []struct {
-		Loc []any  `json:"loc"`
-		Msg string `json:"msg"`
-	}
-	if json.Unmarshal(raw, &items) == nil && len(items) > 0 {
-		e.Message = items[0].Msg
-		var parts []string
-		for _, l := range items[0].Loc {
-			switch v := l.(type) {
-			case string:
-				if len(parts) == 0 && (v == "body" || v == "query" || v == "path") {
-					continue
-				}
-				parts = append(parts, v)
-			case float64:
-				if len(parts) > 0 {
-					parts[len(parts)-1] += "[" + strconv.Itoa(int(v)) + "]"
-				}
-			}
-		}
-		e.Field = strings.Join(parts, ".")
-		if e.Code == "" {
-			e.Code = "validation_error"
-		}
-		return
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		e.Message = s
-	}
-}
-
 // checkBody finds the errors a service reports with a 2xx status: the
 // original's {"code": non-zero, "msg": ...} (on every route) and an
 // {"error": {...}} object.
 func checkBody(op string, r response) error {
-	b := bytes.TrimSpace(r.body)
-	if len(b) == 0 || b[0] != '{' {
-		return nil
+	er, ok := wire.ParseErrorReply(r.body)
+	if !ok || er.Shape == wire.ShapeDetail {
+		return nil // not an error (decoded, and reported, by the route's decoder)
 	}
-	var eb errorBody
-	if json.Unmarshal(b, &eb) != nil {
-		return nil // decoded (and reported) by the route's decoder
+	e := &StatusError{Op: op, Status: r.status, Code: er.Code, Message: er.Message, Field: er.Field, InBody: true, RequestID: r.header.Get(wire.HeaderRequestID)}
+	if er.EnvelopeCode != 0 {
+		e.Status = er.EnvelopeCode
 	}
-	if len(eb.Code) > 0 {
-		if n, ok := envelopeCode(eb.Code); ok && n != 0 {
-			e := &StatusError{Op: op, Status: n, Message: shorten(eb.Msg, 200), InBody: true, RequestID: r.header.Get(headerRequestID)}
-			findField(e)
-			return e
-		}
-	}
-	if len(eb.Error) > 0 && string(eb.Error) != "null" && string(eb.Error) != `""` {
-		e := &StatusError{Op: op, Status: r.status, InBody: true, RequestID: r.header.Get(headerRequestID)}
-		fillError(e, b)
-		return e
-	}
-	return nil
+	findField(e)
+	return e
 }
 
-// envelopeCode reads the original envelope's code: a number or a numeric
-// string. ok is false for anything else (then it is not an envelope).
-func envelopeCode(raw json.RawMessage) (int, bool) {
-	var f float64
-	if json.Unmarshal(raw, &f) == nil {
-		return int(f), true
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil {
-			return n, true
-		}
-	}
-	return 0, false
-}
-
-// payload returns the useful part of a 2xx body: data of the original's
-// success envelope {"code":0,"msg":"success","data":...}, else the body.
-// A 204 (or empty body) gives nil.
+// payload returns the useful part of a 2xx body (wire.Payload). A 204
+// gives nil.
 func payload(r response) []byte {
-	b := bytes.TrimSpace(r.body)
-	if r.status == http.StatusNoContent || len(b) == 0 {
+	if r.status == http.StatusNoContent {
 		return nil
 	}
-	if b[0] != '{' {
-		return b
-	}
-	var env struct {
-		Code json.RawMessage `json:"code"`
-		Data json.RawMessage `json:"data"`
-	}
-	if json.Unmarshal(b, &env) != nil || len(env.Code) == 0 {
-		return b
-	}
-	if n, ok := envelopeCode(env.Code); !ok || n != 0 {
-		return b
-	}
-	d := bytes.TrimSpace(env.Data)
-	if len(d) == 0 || string(d) == "null" {
-		return []byte("{}")
-	}
-	return d
+	return wire.Payload(r.body)
 }
 
 // errUndecodable reports a 2xx answer memex cannot read: the service is
@@ -293,22 +185,22 @@ func errUndecodable(op string, status int, what string) error {
 }
 
 // decodeSearch parses a search answer: a top-level array (also inside the
-// original's envelope), leniently (core.ParseSearchResponse). The
+// original's envelope), leniently (wire.ParseSearchResponse). The
 // X-Memex-Receipt header fills receipt_id on matches without one.
 func decodeSearch(op string, r response) ([]core.Match, int, error) {
 	b := payload(r)
 	if b == nil {
 		return []core.Match{}, 0, nil
 	}
-	ms, skipped, err := core.ParseSearchResponse(b)
+	ms, skipped, err := wire.ParseSearchResponse(b)
 	if err != nil {
-		var re *core.RemoteError
+		var re *wire.RemoteError
 		if errors.As(err, &re) {
 			return nil, 0, &StatusError{Op: op, Status: r.status, Code: re.Code, Message: shorten(re.Message, 200), InBody: true}
 		}
 		return nil, 0, errUndecodable(op, r.status, "want a top-level array of matches")
 	}
-	if rid := r.header.Get(headerReceipt); rid != "" {
+	if rid := r.header.Get(wire.HeaderReceipt); rid != "" {
 		for i := range ms {
 			if ms[i].ReceiptID == "" {
 				ms[i].ReceiptID = rid
@@ -318,23 +210,26 @@ func decodeSearch(op string, r response) ([]core.Match, int, error) {
 	return ms, skipped, nil
 }
 
-// decodeHit reads {updated: n}. The original (empty envelope) and a 204 do
-// not say: every reference sent counts as applied.
+// decodeHit reads {updated, ignored, reason} (wire.HitResponse). The
+// original (empty envelope) and a 204 do not say: every reference sent
+// counts as applied.
 func decodeHit(op string, r response, sent int) (core.HitResult, error) {
 	b := payload(r)
 	if b == nil {
 		return core.HitResult{Updated: sent}, nil
 	}
 	var v struct {
-		Updated *int `json:"updated"`
+		Updated *int   `json:"updated"`
+		Ignored int    `json:"ignored"`
+		Reason  string `json:"reason"`
 	}
 	if json.Unmarshal(b, &v) != nil {
 		return core.HitResult{}, errUndecodable(op, r.status, "want {updated}")
 	}
 	if v.Updated == nil {
-		return core.HitResult{Updated: sent}, nil
+		return core.HitResult{Updated: sent - v.Ignored, Ignored: v.Ignored, Reason: v.Reason}, nil
 	}
-	return core.HitResult{Updated: *v.Updated}, nil
+	return core.HitResult{Updated: *v.Updated, Ignored: v.Ignored, Reason: v.Reason}, nil
 }
 
 // decodeCandidate reads {qa_id, status, deduplicated_into}. The original
@@ -363,114 +258,66 @@ func decodeCandidate(op string, r response) (core.CandidateResult, error) {
 	return core.CandidateResult{QAID: v.QAID, Status: st, DeduplicatedInto: v.DeduplicatedInto}, nil
 }
 
-// decodeRecordAnswer reads {record: {...}} (memex, or data.record in the
-// original's envelope) or a bare record.
-func decodeRecordAnswer(op string, r response) (core.Record, bool, error) {
+// recordAnswer is a decoded {record, applied, reason} (wire.RecordResponse).
+type recordAnswer struct {
+	rec     core.Record
+	ok      bool // a record was sent
+	applied *bool
+	reason  string
+}
+
+// decodeRecordAnswer reads {record: {...}, applied, reason} (memex, or
+// data.record in the original's envelope) or a bare record.
+func decodeRecordAnswer(op string, r response) (recordAnswer, error) {
 	b := payload(r)
 	if b == nil {
-		return core.Record{}, false, nil
+		return recordAnswer{}, nil
 	}
 	var v struct {
-		Record json.RawMessage `json:"record"`
+		Record  json.RawMessage `json:"record"`
+		Applied *bool           `json:"applied"`
+		Reason  string          `json:"reason"`
 	}
 	if json.Unmarshal(b, &v) != nil {
-		return core.Record{}, false, errUndecodable(op, r.status, "want {record}")
+		return recordAnswer{}, errUndecodable(op, r.status, "want {record}")
 	}
+	ans := recordAnswer{applied: v.Applied, reason: v.Reason}
 	raw := v.Record
 	if len(raw) == 0 || string(raw) == "null" {
 		if !bytes.Contains(b, []byte(`"qa_id"`)) {
-			return core.Record{}, false, nil
+			return ans, nil
 		}
 		raw = b
 	}
-	rec, err := DecodeRecord(raw)
+	rec, err := wire.DecodeRecord(raw)
 	if err != nil {
-		return core.Record{}, false, errUndecodable(op, r.status, err.Error())
+		return recordAnswer{}, errUndecodable(op, r.status, err.Error())
 	}
-	return rec, true, nil
+	ans.rec, ans.ok = rec, true
+	return ans, nil
 }
 
-// recordTimeKeys are the record's time fields; the original sends naive
-// ISO times (no zone), which encoding/json cannot read into time.Time.
-var recordTimeKeys = []string{"last_used_at", "last_validated_at", "ttl_expire_at", "created_at", "updated_at"}
-
-// DecodeRecord decodes a record leniently: memex's and the original's
-// field names, RFC 3339 or naive ISO times (read as UTC), "meta" for
-// "metadata", and a field of the wrong type dropped rather than failing the
-// whole record. Only qa_id is required.
-func DecodeRecord(raw []byte) (core.Record, error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return core.Record{}, errors.New("record is not a JSON object")
-	}
-	for _, k := range recordTimeKeys {
-		v, ok := obj[k]
-		if !ok || string(v) == "null" {
-			continue
-		}
-		var s string
-		if json.Unmarshal(v, &s) != nil || s == "" {
-			delete(obj, k)
-			continue
-		}
-		t, ok := core.ParseTime(s)
-		if !ok {
-			delete(obj, k)
-			continue
-		}
-		obj[k], _ = json.Marshal(t.Format(time.RFC3339Nano))
-	}
-	if md, ok := obj["metadata"]; !ok || string(md) == "null" {
-		if m, ok := obj["meta"]; ok {
-			obj["metadata"] = m
-		}
-	}
-	var rec core.Record
-	for range len(obj) + 1 {
-		b, _ := json.Marshal(obj)
-		rec = core.Record{}
-		err := json.Unmarshal(b, &rec)
-		if err == nil {
-			break
-		}
-		var te *json.UnmarshalTypeError
-		if !errors.As(err, &te) || te.Field == "" {
-			return core.Record{}, errors.New("record: malformed")
-		}
-		top, _, _ := strings.Cut(te.Field, ".")
-		if top == "qa_id" {
-			return core.Record{}, errors.New("record: qa_id must be a string")
-		}
-		if _, ok := obj[top]; !ok {
-			return core.Record{}, errors.New("record: malformed")
-		}
-		delete(obj, top)
-	}
-	if rec.QAID == "" {
-		return core.Record{}, errors.New("record: no qa_id")
-	}
-	if _, ok := obj["validation_level"]; !ok && rec.Level != "" {
-		if l, err := core.ParseLevel(rec.Level); err == nil {
-			rec.ValidationLevel = l
-		}
-	}
-	rec.ValidationLevel = min(max(rec.ValidationLevel, 0), 3)
-	rec.Level = core.LevelName(rec.ValidationLevel)
-	if _, ok := obj["consecutive_fail"]; !ok {
-		if st, ok := rec.Metadata["stats"].(map[string]any); ok {
-			if n, ok := st["consecutive_fail"].(float64); ok {
-				rec.ConsecutiveFail = int(n)
-			}
-		}
-	}
-	if rec.Tags == nil {
-		rec.Tags = []string{}
-	}
-	if rec.Metadata == nil {
-		rec.Metadata = map[string]any{}
-	}
-	return rec, nil
+// NotAppliedError is a validation the service stored in its audit log only
+// (applied: false): Reason is the receipt check that refused it
+// (wire.ReasonReceiptUsed, ...), Record the QA as it stands. It matches
+// core.ErrNotApplied.
+type NotAppliedError struct {
+	Op     string
+	QAID   string
+	Reason string
+	Record core.Record
 }
+
+func (e *NotAppliedError) Error() string {
+	reason := e.Reason
+	if reason == "" {
+		reason = "no reason given"
+	}
+	return fmt.Sprintf("http: %s: %s: not applied, kept in the audit log only: %s", e.Op, e.QAID, reason)
+}
+
+// Unwrap returns core.ErrNotApplied.
+func (e *NotAppliedError) Unwrap() error { return core.ErrNotApplied }
 
 func decodeList(op string, r response) (core.ListPage, error) {
 	b := payload(r)
@@ -483,7 +330,7 @@ func decodeList(op string, r response) (core.ListPage, error) {
 	}
 	page := core.ListPage{Items: make([]core.Record, 0, len(v.Items)), NextCursor: v.NextCursor}
 	for _, raw := range v.Items {
-		rec, err := DecodeRecord(raw)
+		rec, err := wire.DecodeRecord(raw)
 		if err != nil {
 			continue
 		}

@@ -69,7 +69,7 @@
 // "msg": ...}; that is detected on every route and mapped by its code like
 // a status. Success envelopes {"code":0,"msg":"success","data":{...}} are
 // unwrapped (validate and get read data.record), search answers may be a
-// bare array (parsed leniently by core.ParseSearchResponse), FastAPI's 422
+// bare array (parsed leniently by wire.ParseSearchResponse), FastAPI's 422
 // {"detail": [{"loc": [...], "msg": ...}]} names the field, 204 is accepted
 // for hit, candidates and validate, and naive ISO times are read as UTC. It
 // creates candidates asynchronously: RecordCandidate then returns an empty

@@ -23,6 +23,9 @@ func TestStatusMapping(t *testing.T) {
 		{400, `{"error":{"code":"invalid","message":"limit: must be between 1 and 50"}}`, core.ErrInvalid, 1},
 		{401, `{"error":{"code":"unauthorized","message":"no key"}}`, core.ErrUnauthorized, 1},
 		{403, `{"error":{"code":"forbidden","message":"project acme"}}`, core.ErrForbidden, 1},
+		{403, ``, core.ErrForbidden, 1},                                                // a bare 403 (a proxy, the original service)
+		{403, `{"code":403,"msg":"no access to this project"}`, core.ErrForbidden, 1},  // the original's envelope on a 403
+		{403, `{"detail":"Not authenticated for project acme"}`, core.ErrForbidden, 1}, // FastAPI's string detail
 		{404, `{"error":{"code":"not_found","message":"qa q1"}}`, core.ErrNotFound, 1},
 		{405, ``, core.ErrInvalid, 1},
 		{408, ``, core.ErrUnavailable, 3},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/wire"
 )
 
 // FuzzDecodeResponse feeds arbitrary answers to every response decoder:
@@ -42,7 +43,7 @@ func FuzzDecodeResponse(f *testing.F) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, status int, receipt string, body []byte) {
 		h := http.Header{}
-		h.Set(headerReceipt, receipt)
+		h.Set(wire.HeaderReceipt, receipt)
 		h.Set("Retry-After", receipt)
 		r := response{status: status, header: h, body: body}
 		if status < 200 || status > 299 {
@@ -62,8 +63,8 @@ func FuzzDecodeResponse(f *testing.F) {
 		} else {
 			checkErr(t, err)
 		}
-		if rec, ok, err := decodeRecordAnswer("get", r); err == nil && ok {
-			if rec.QAID == "" || rec.Level != core.LevelName(rec.ValidationLevel) || rec.Tags == nil {
+		if ans, err := decodeRecordAnswer("get", r); err == nil && ans.ok {
+			if rec := ans.rec; rec.QAID == "" || rec.Level != core.LevelName(rec.ValidationLevel) || rec.Tags == nil {
 				t.Fatalf("malformed record %+v", rec)
 			}
 		} else if err != nil {

@@ -85,6 +85,8 @@ func (o *original) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		ok(`{"record":` + origRecord + `}`)
+	case r.URL.Path == "/v1/qa/forbidden" && r.Method == http.MethodGet:
+		inBody(403, "no access to this project")
 	case strings.HasPrefix(r.URL.Path, "/v1/qa/") && r.Method == http.MethodGet:
 		if strings.TrimPrefix(r.URL.Path, "/v1/qa/") != "7f1c0e2a-1111-4222-8333-944455556666" || r.URL.Query().Get("project_id") != "acme" {
 			inBody(404, "QA memory not found")
@@ -195,6 +197,13 @@ func TestOriginalInBodyErrors(t *testing.T) {
 	t.Run("grade 500 in body", func(t *testing.T) {
 		if _, err := s.TaskGrade(t.Context(), core.TaskGradeRequest{Prompt: "boom"}); !errors.Is(err, core.ErrUnavailable) {
 			t.Fatalf("err = %v, want ErrUnavailable", err)
+		}
+	})
+	t.Run("get 403 in body", func(t *testing.T) {
+		_, err := s.Get(t.Context(), "acme", "forbidden")
+		var se *StatusError
+		if !errors.Is(err, core.ErrForbidden) || errors.Is(err, core.ErrInvalid) || !errors.As(err, &se) || !se.InBody || se.Status != 403 {
+			t.Fatalf("err = %v, want an in-body 403 → ErrForbidden", err)
 		}
 	})
 	t.Run("unknown route", func(t *testing.T) {

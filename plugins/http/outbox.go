@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/wire"
 )
 
 // Outbox errors.
@@ -90,11 +91,11 @@ type rejectedEntry struct {
 func routeOf(op string) (string, string, bool) {
 	switch op {
 	case opHit:
-		return routeHit, "record hit", true
+		return wire.RouteHit, "record hit", true
 	case opCandidate:
-		return routeCandidates, "record candidate", true
+		return wire.RouteCandidates, "record candidate", true
 	case opValidate:
-		return routeValidate, "record validation", true
+		return wire.RouteValidate, "record validation", true
 	}
 	return "", "", false
 }

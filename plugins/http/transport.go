@@ -14,17 +14,11 @@ import (
 	"time"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/wire"
 )
 
 // maxResponseBytes bounds a response body read into memory.
 const maxResponseBytes = 32 << 20
-
-// Header names of the wire contract (SPEC §5.4, §7).
-const (
-	headerIdempotencyKey = "Idempotency-Key"
-	headerReceipt        = "X-Memex-Receipt"
-	headerRequestID      = "X-Request-Id"
-)
 
 // call is one logical request; do sends it, retrying as its kind allows.
 type call struct {
@@ -138,7 +132,7 @@ func (s *Store) once(ctx context.Context, c call) (response, error) {
 		req.Header.Set("Authorization", "Bearer "+s.cfg.APIKey)
 	}
 	if c.key != "" {
-		req.Header.Set(headerIdempotencyKey, c.key)
+		req.Header.Set(wire.HeaderIdempotencyKey, c.key)
 	}
 	start := s.now()
 	hr, err := s.client.Do(req)
@@ -155,7 +149,7 @@ func (s *Store) once(ctx context.Context, c call) (response, error) {
 	}
 	resp := response{status: hr.StatusCode, header: hr.Header, body: b}
 	s.log.Debug("memory request", "plugin", "http", "op", c.op, "status", hr.StatusCode,
-		"duration", s.now().Sub(start), "request_id", hr.Header.Get(headerRequestID))
+		"duration", s.now().Sub(start), "request_id", hr.Header.Get(wire.HeaderRequestID))
 	if hr.StatusCode < 200 || hr.StatusCode > 299 {
 		return resp, statusError(c.op, hr.StatusCode, hr.Header, b, s.now())
 	}

@@ -181,9 +181,9 @@ func (s *Store) RedeemReceipt(ctx context.Context, projectID, receiptID, source 
 	case 0:
 		return core.Receipt{}, fmt.Errorf("redis: %s: receipt %s: %w", op, receiptID, core.ErrNotFound)
 	case 1:
-		return core.Receipt{}, fmt.Errorf("redis: %s: receipt %s was issued to another source: %w", op, receiptID, core.ErrConflict)
+		return core.Receipt{}, fmt.Errorf("redis: %s: receipt %s: %w", op, receiptID, core.ErrReceiptOtherSource)
 	case 2:
-		return core.Receipt{}, fmt.Errorf("redis: %s: receipt %s already used: %w", op, receiptID, core.ErrConflict)
+		return core.Receipt{}, fmt.Errorf("redis: %s: receipt %s: %w", op, receiptID, core.ErrReceiptUsed)
 	}
 	body, _ := v[1].(string)
 	var r core.Receipt
@@ -198,7 +198,7 @@ func (s *Store) RedeemReceipt(ctx context.Context, projectID, receiptID, source 
 		r.ID, r.QAIDs = receiptID, []string{r.QAIDs[item-1]}
 	}
 	if !now.Before(r.ExpiresAt) {
-		return core.Receipt{}, fmt.Errorf("redis: %s: receipt %s expired: %w", op, receiptID, core.ErrNotFound)
+		return core.Receipt{}, fmt.Errorf("redis: %s: receipt %s: %w", op, receiptID, core.ErrReceiptExpired)
 	}
 	return r, nil
 }
