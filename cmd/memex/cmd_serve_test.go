@@ -4,15 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/gatekeeper"
 	"github.com/memex-dev/memex/service"
 	"github.com/memex-dev/memex/wire"
 )
@@ -186,5 +190,48 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), secret) || strings.Contains(stdout.String(), secret) {
 		t.Error("the secret was printed by serve")
+	}
+}
+
+// TestInjectorHonoursMinScoreAndSeed: POST /v1/qa/inject's min_score is
+// the gatekeeper's floor too (not the profile's 0.2 again), and its seed
+// fixes the probation draw.
+func TestInjectorHonoursMinScoreAndSeed(t *testing.T) {
+	inj := gatekeeperInjector(gatekeeper.DefaultConfig())
+	trusted := core.Match{QAID: "qa_t", Question: "q", Answer: "a", Relevance: 0.15, Score: 0.5, Trust: 0.9, ValidationLevel: 3, Level: "L3",
+		Status: core.StatusVerified, Alpha: 20, Beta: 1, Tags: []string{}, Metadata: map[string]any{}}
+	low := 0.1
+	resp, err := inj(t.Context(), []core.Match{trusted}, wire.InjectRequest{ProjectID: "p", Query: "q", MinScore: &low})
+	if err != nil || len(resp.Items) != 1 || resp.Items[0].QAID != "qa_t" {
+		t.Errorf("min_score 0.1, relevance 0.15: items %+v, %v; want the QA injected", resp.Items, err)
+	}
+	resp, _ = inj(t.Context(), []core.Match{trusted}, wire.InjectRequest{ProjectID: "p", Query: "q"})
+	if len(resp.Items) != 0 {
+		t.Errorf("default min_score 0.2, relevance 0.15: items %+v; want none", resp.Items)
+	}
+
+	var pool []core.Match
+	for i := range 8 {
+		pool = append(pool, core.Match{QAID: fmt.Sprintf("qa_%d", i), Question: "q", Answer: "a", Relevance: 0.5 + float64(i)/100, Score: 0.4,
+			Trust: 0.3, ValidationLevel: 1, Level: "L1", Status: core.StatusCandidate, Alpha: 2, Beta: 2, Tags: []string{}, Metadata: map[string]any{}})
+	}
+	draw := func(seed uint64) string {
+		resp, err := inj(t.Context(), slices.Clone(pool), wire.InjectRequest{ProjectID: "p", Query: "q", Seed: &seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(resp)
+		return string(b)
+	}
+	first := draw(1)
+	if again := draw(1); again != first {
+		t.Errorf("seed 1 twice gave different selections:\n%s\n%s", first, again)
+	}
+	differs := false
+	for seed := uint64(2); seed < 40 && !differs; seed++ {
+		differs = draw(seed) != first
+	}
+	if !differs {
+		t.Error("seeds 2–39 all gave seed 1's selection: the seed does not reach the draw")
 	}
 }
