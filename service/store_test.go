@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/wire"
 )
 
 func TestStoreRoutes(t *testing.T) {
@@ -89,7 +90,7 @@ func TestStorePolicy(t *testing.T) {
 	e.must(200, keyAgentA, "DELETE", "/v1/store/items?namespace=project/a-proj&key=k2", nil)
 	e.must(200, keyAgentA, "POST", "/v1/store/clear", map[string]any{"prefix": ns})
 
-	var audit AuditResponse
+	var audit wire.AuditResponse
 	e.must(200, keyAdmin, "GET", "/admin/v1/audit?project_id=a-proj", nil).decode(t, &audit)
 	var got []string
 	for _, en := range audit.Entries {
