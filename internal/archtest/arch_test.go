@@ -72,6 +72,8 @@ func allowed(p, imp string) (bool, string) {
 		return true, ""
 	case p == "service":
 		return !own || r == "core" || r == "wire", "service imports only core and wire (it serves any core.MemoryPlugin)"
+	case p == "distill":
+		return !own || r == "core" || r == "extract/redact", "distill imports only core and extract/redact (cmd/memex wires it)"
 	case p == "mdmemory" || p == "internal/atomicfile":
 		return !own, p + " imports no memex package (pure format / one file primitive)"
 	case p == "evalset":
@@ -128,6 +130,8 @@ func TestRuleRejectsViolations(t *testing.T) {
 		{"hooks", module + "/plugins/embedded"},
 		{"wire", module + "/plugins/http"},
 		{"wire", "github.com/labstack/echo/v4"},
+		{"distill", module + "/agent"},
+		{"distill", module + "/plugins/embedded"},
 	}
 	for _, b := range bad {
 		if ok, _ := allowed(b[0], b[1]); ok {

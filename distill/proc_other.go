@@ -1,0 +1,7 @@
+//go:build !unix
+
+package distill
+
+import "os/exec"
+
+func setGroup(*exec.Cmd) {}
