@@ -347,6 +347,28 @@ func Unwrap(f Format, out []byte) (string, Usage) {
 			return text, u
 		}
 	}
+	if f == FormatText {
+		// A configured command may well be one of the CLIs in its JSON
+		// mode: take a known envelope when the output is one.
+		var probe struct {
+			Type     string          `json:"type"`
+			Result   json.RawMessage `json:"result"`
+			Response json.RawMessage `json:"response"`
+		}
+		if json.Unmarshal(out, &probe) == nil {
+			switch {
+			case probe.Type == "result" && probe.Result != nil:
+				return Unwrap(FormatClaude, out)
+			case probe.Response != nil:
+				return Unwrap(FormatGemini, out)
+			}
+		}
+		if bytes.Contains(out, []byte(`"type":"turn.completed"`)) {
+			if text, u := Unwrap(FormatCodex, out); text != string(out) {
+				return text, u
+			}
+		}
+	}
 	return string(out), Usage{}
 }
 

@@ -63,6 +63,10 @@ type app struct {
 	getenv         func(string) string
 	getwd          func() (string, error)
 	registry       *registry
+	// self is the command line that starts memex again (memex run starts
+	// the distiller with it); nil means os.Executable(). selfEnv is added
+	// to the child's environment.
+	self, selfEnv []string
 }
 
 type command struct {
@@ -80,6 +84,7 @@ func commands() []command {
 		{"export", "write memory out: --format md (trusted QAs into CLAUDE.md / AGENTS.md / GEMINI.md) or jsonl", cmdExport},
 		{"import", "read memory in as candidates: --format md (Markdown notes) or jsonl", cmdImport},
 		{"sync", "sync md: re-export the Markdown blocks whose trusted QAs changed (a pre-commit hook)", cmdSync},
+		{"distill", "let the agent CLI distil a kept run into candidates ([distill], off by default)", cmdDistill},
 		{"stats", "trust and usage summary of a project", cmdStats},
 		{"grade", "grade a prompt's task level", cmdGrade},
 		{"serve", "run the HTTP API for a team (memex serve keys new: make an API key)", cmdServe},

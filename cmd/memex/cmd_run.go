@@ -207,6 +207,9 @@ func cmdRun(ctx context.Context, a *app, args []string) error {
 		"shown": pre.Shown, "used": post.Evaluation.Used, "result": post.Evaluation.Result,
 		"strength": post.Evaluation.Strength, "memory_errors": len(post.Errors),
 	})
+	if memoryOn {
+		a.afterRun(s, g, cfg, runID, query, ev, res.ExitCode, out, post.Evaluation) // cmd_distill.go
+	}
 	if res.ExitCode != 0 {
 		return &exitCodeError{code: res.ExitCode}
 	}

@@ -55,5 +55,13 @@ func cmdStats(ctx context.Context, a *app, args []string) error {
 			fmt.Fprintf(w, "  %s  trust %.2f  %s  %s\n", r.QAID, r.TrustScore, r.Level, oneLine(r.Question, 60))
 		}
 	}
+	if dt, err := readDistillTotals(a.getenv, s.project); err == nil && dt.Runs > 0 { // cmd_distill.go
+		fmt.Fprintf(w, "distillation: %d runs (%d ok, %d failed), %d candidates, tokens %d in / %d out",
+			dt.Runs, dt.OK, dt.Failed, dt.Candidates, dt.Usage.InputTokens, dt.Usage.OutputTokens)
+		if dt.Usage.CostUSD > 0 {
+			fmt.Fprintf(w, ", $%.4f", dt.Usage.CostUSD)
+		}
+		fmt.Fprintln(w)
+	}
 	return nil
 }

@@ -67,6 +67,20 @@ type Config struct {
 	// Semantic is the optional reranking of [semantic] (off by default);
 	// its API key is MEMEX_EMBED_API_KEY, from the environment only.
 	Semantic semanticConfig
+
+	// Distill is [distill]: distillation of passing runs by the agent CLI
+	// (off by default: it spends the user's tokens; docs/MARKDOWN.md).
+	Distill distillConfig
+}
+
+// distillConfig is the [distill] section.
+type distillConfig struct {
+	Enabled         bool
+	Command         string // "" = the run's own backend
+	Model           string // "" = the run's model
+	Timeout         time.Duration
+	MaxCandidates   int
+	KeepTranscripts bool
 }
 
 // semanticConfig is the [semantic] section (docs/SEMANTIC.md).
@@ -96,6 +110,7 @@ func DefaultConfig() Config {
 		Serve:        service.DefaultConfig(),
 		Scopes:       defaultScopesConfig(),
 		Semantic:     semanticConfig{Weight: 0.3, Fusion: "linear", Candidates: 50, Timeout: time.Second, BatchSize: 64},
+		Distill:      distillConfig{Timeout: 120 * time.Second, MaxCandidates: 5},
 	}
 }
 
@@ -156,6 +171,14 @@ type fileConfig struct {
 	Hooks struct {
 		Enabled *bool `toml:"enabled"`
 	} `toml:"hooks"`
+	Distill struct {
+		Enabled         *bool     `toml:"enabled"`
+		Command         *string   `toml:"command"`
+		Model           *string   `toml:"model"`
+		Timeout         *duration `toml:"timeout"`
+		MaxCandidates   *int      `toml:"max_candidates"`
+		KeepTranscripts *bool     `toml:"keep_transcripts"`
+	} `toml:"distill"`
 	Semantic struct {
 		Enabled    *bool     `toml:"enabled"`
 		BaseURL    *string   `toml:"base_url"`
@@ -440,6 +463,9 @@ func unquoteKey(s string) string {
 func (fc *fileConfig) apply(cfg *Config, path string) error {
 	bad := func(key, msg string) error { return fmt.Errorf("config %s: %s: %s", path, key, msg) }
 	set(&cfg.HooksEnabled, fc.Hooks.Enabled)
+	if err := fc.applyDistill(cfg, path); err != nil {
+		return err
+	}
 	m := fc.Memory
 	set(&cfg.Project, m.Project)
 	set(&cfg.Store, m.Store)
@@ -624,4 +650,34 @@ func (cfg Config) storeURL(getenv func(string) string) (string, error) {
 		return "", fmt.Errorf("data directory: %w", err)
 	}
 	return "file://" + filepath.Join(dir, "memex.db"), nil
+}
+
+// applyDistill sets [distill]. A repository's .memex.toml may turn
+// distillation off but never on, and may not name its command: whoever can
+// commit to a repository must not be able to spend its users' tokens or run
+// a program of their choosing after every run.
+func (fc *fileConfig) applyDistill(cfg *Config, path string) error {
+	d := fc.Distill
+	bad := func(key, msg string) error { return fmt.Errorf("config %s: distill.%s: %s", path, key, msg) }
+	if filepath.Base(path) == ".memex.toml" {
+		if d.Enabled != nil && *d.Enabled {
+			return bad("enabled", "a repository's .memex.toml may turn distillation off, not on (it spends your tokens; use the user config)")
+		}
+		if d.Command != nil || d.Model != nil {
+			return bad("command", "may not be set in a repository's .memex.toml (use the user config or --config)")
+		}
+	}
+	set(&cfg.Distill.Enabled, d.Enabled)
+	set(&cfg.Distill.Command, d.Command)
+	set(&cfg.Distill.Model, d.Model)
+	setDuration(&cfg.Distill.Timeout, d.Timeout)
+	set(&cfg.Distill.MaxCandidates, d.MaxCandidates)
+	set(&cfg.Distill.KeepTranscripts, d.KeepTranscripts)
+	if cfg.Distill.Timeout <= 0 {
+		return bad("timeout", "must be > 0")
+	}
+	if cfg.Distill.MaxCandidates < 1 || cfg.Distill.MaxCandidates > 20 {
+		return bad("max_candidates", "must be between 1 and 20")
+	}
+	return nil
 }

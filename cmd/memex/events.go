@@ -80,6 +80,16 @@ func cmpErr(old, new error) error {
 	return new
 }
 
+// flush writes the buffered events out (before another process appends).
+func (e *eventsFile) flush() {
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.err = cmpErr(e.err, e.w.Flush())
+}
+
 func (e *eventsFile) close() error {
 	if e == nil {
 		return nil

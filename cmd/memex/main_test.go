@@ -27,6 +27,9 @@ type cli struct {
 	cwd   string
 	store string
 	env   map[string]string
+	// self and selfEnv start memex again (app.self): tests that let memex
+	// run spawn the distiller set them (memexBinary, MEMEX_TEST_MAIN=1).
+	self, selfEnv []string
 }
 
 func newCLI(t testing.TB) *cli {
@@ -64,6 +67,7 @@ func (c *cli) run(stdin string, args ...string) (code int, stdout, stderr string
 		getenv:   func(k string) string { return c.env[k] },
 		getwd:    func() (string, error) { return c.cwd, nil },
 		registry: defaultRegistry(),
+		self:     c.self, selfEnv: c.selfEnv,
 	}
 	code = a.main(c.t.Context(), full)
 	return code, out.String(), errb.String()
