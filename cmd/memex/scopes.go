@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os/user"
 	"strings"
 
@@ -113,7 +114,9 @@ func (a *app) items(s *session) (core.ItemStore, error) {
 		audit = au
 	}
 	policy := core.ItemPolicy{MaxEntries: s.cfg.Scopes.MaxEntries, MaxValueBytes: s.cfg.Scopes.MaxValueBytes}
-	return &redactedItems{ItemStore: core.GuardItems(ip.Items(), policy, audit, nil), r: redact.New()}, nil
+	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	inner := withSemanticItems(ip.Items(), s.storeURL, s.cfg.Semantic, log)
+	return &redactedItems{ItemStore: core.GuardItems(inner, policy, audit, nil), r: redact.New()}, nil
 }
 
 // redactedItems redacts every string of a value before Put: the one write
