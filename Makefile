@@ -11,7 +11,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 MEMEX_TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 export MEMEX_TEST_REDIS_URL
 
-.PHONY: all build test lint bench fuzz demo clean perf scale compare retrieval-perf
+.PHONY: all build test lint bench fuzz demo clean perf scale compare retrieval-perf mcp-inspector
 
 all: lint test build
 
@@ -24,6 +24,11 @@ test:
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 ## lint: gofmt check and go vet
+# The MCP Inspector's CLI (pinned in tools/mcp-inspector/package-lock.json),
+# an MCP client memex does not write, for cmd/memex's TestMCPInspector.
+mcp-inspector:
+	cd tools/mcp-inspector && npm ci --ignore-scripts --no-audit --no-fund
+
 lint:
 	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

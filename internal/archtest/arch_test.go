@@ -87,6 +87,9 @@ func allowed(p, imp string) (bool, string) {
 	case p == "hooks":
 		return !own || r == "core" || r == "agent",
 			"hooks (the hosts' hook protocols, transcripts and settings) imports core and agent, never the engine or a store"
+	case p == "mcpserver":
+		return !own || r == "core" || r == "engine" || r == "extract/redact",
+			"mcpserver (memex's MCP tools) imports core, engine and extract/redact, never a store"
 	case p == "engine":
 		return !own || r == "core" || r == "gatekeeper" || r == "extract" || r == "extract/redact" || r == "agent" || r == "evidence",
 			"engine imports core, gatekeeper, extract and agent, never a plugin"
