@@ -39,10 +39,10 @@ type Config struct {
 
 // Server holds the tools' dependencies.
 type Server struct {
-	store  core.MemoryPlugin
-	eng    *engine.Engine
-	cfg    Config
-	red    *redact.Redactor
+	store   core.MemoryPlugin
+	eng     *engine.Engine
+	cfg     Config
+	red     *redact.Redactor
 	now     func() time.Time
 	logger  *slog.Logger
 	engOpts []engine.Option
