@@ -206,10 +206,62 @@ func (a *app) mdEntries(ctx context.Context, s *session, minLevel int) ([]mdmemo
 			out = append(out, recordEntry(r, red))
 		}
 		if page.NextCursor == "" || len(page.Items) == 0 {
-			return out, nil
+			break
 		}
 		cursor = page.NextCursor
 	}
+	notes, err := a.projectNotes(ctx, s, red)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, notes...), nil
+}
+
+// notePrefix marks an entry that is a scoped note, not a QA.
+const notePrefix = "note:"
+
+// maxExportNotes bounds the project notes read for an export.
+const maxExportNotes = 1000
+
+// projectNotes are the project scope's notes (memex note, docs/SCOPES.md) as
+// general entries, id "note:<key>". A store without a namespaced store has
+// none; user and conversation notes are personal and never exported.
+func (a *app) projectNotes(ctx context.Context, s *session, red *redact.Redactor) ([]mdmemory.Entry, error) {
+	if _, ok := s.store.(core.ItemsProvider); !ok {
+		return nil, nil
+	}
+	st, err := a.items(s)
+	if err != nil {
+		return nil, err
+	}
+	ns, err := core.ScopeProject.Namespace(a.scopeContext(s, ""))
+	if err != nil {
+		return nil, nil
+	}
+	var out []mdmemory.Entry
+	cursor := ""
+	for len(out) < maxExportNotes {
+		page, err := st.List(ctx, core.ListItemsRequest{Prefix: ns, Cursor: cursor, Limit: 100})
+		if err != nil {
+			return nil, fmt.Errorf("export: notes: %w", err)
+		}
+		for _, it := range page.Items {
+			text, _ := red.Redact(noteText(it))
+			if core.InstructionLike(text) != "" {
+				continue
+			}
+			e := mdmemory.Entry{Time: it.UpdatedAt, Category: mdmemory.General, ID: notePrefix + it.Key,
+				Content: mdmemory.Truncate(text, maxEntryChars, "… (cut; memex note get "+it.Key+")")}
+			if e.Valid() == "" {
+				out = append(out, e)
+			}
+		}
+		if page.NextCursor == "" || len(page.Items) == 0 {
+			break
+		}
+		cursor = page.NextCursor
+	}
+	return out, nil
 }
 
 func exportable(r core.Record, minLevel int, minTrust float64, blockFails int) bool {
@@ -219,7 +271,8 @@ func exportable(r core.Record, minLevel int, minTrust float64, blockFails int) b
 		return false
 	}
 	return !r.Quarantined && r.ValidationLevel >= minLevel && r.TrustScore >= minTrust &&
-		(blockFails <= 0 || r.ConsecutiveFail < blockFails)
+		(blockFails <= 0 || r.ConsecutiveFail < blockFails) &&
+		core.InstructionLike(r.Question+"\n"+r.Answer) == "" // the file is read by every session
 }
 
 func recordEntry(r core.Record, red *redact.Redactor) mdmemory.Entry {
@@ -525,6 +578,9 @@ func mdCandidates(project, file string, doc mdmemory.Document) []mdCandidate {
 		add(line, e.ID, q, e.Content, e.Category, kind)
 	}
 	for _, e := range doc.Block.Entries {
+		if strings.HasPrefix(e.ID, notePrefix) {
+			continue // a scoped note: it lives in the namespaced store, not as a QA
+		}
 		entry(e, "memex_block", e.Line)
 	}
 	for _, e := range doc.Entries {
