@@ -201,4 +201,24 @@ func TestStatsBuilder(t *testing.T) {
 	if st.TrustHistogram[9] != 1 || st.TrustHistogram[8] != 1 || st.TrustHistogram[3] != 1 || st.ValidationsByDay == nil {
 		t.Errorf("histogram %v", st.TrustHistogram)
 	}
+	if st.Quarantined != 0 || st.AwaitingReview == nil || len(st.AwaitingReview) != 0 {
+		t.Errorf("nothing quarantined: %d %v", st.Quarantined, st.AwaitingReview)
+	}
+}
+
+func TestStatsBuilderListsQuarantinedQAsNewestFirst(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b := NewStatsBuilder("p", now)
+	for i := range StatsAwaiting + 5 {
+		b.Add(Record{QAID: fmt.Sprintf("q%02d", i), Status: StatusCandidate, Quarantined: true, CreatedAt: now.Add(time.Duration(i) * time.Minute)})
+	}
+	b.Add(Record{QAID: "gone", Status: StatusDeprecated, Quarantined: true, CreatedAt: now.Add(time.Hour)})
+	b.Add(Record{QAID: "plain", Status: StatusCandidate, CreatedAt: now.Add(time.Hour)})
+	st := b.Stats(nil)
+	if st.Quarantined != StatsAwaiting+5 || len(st.AwaitingReview) != StatsAwaiting {
+		t.Fatalf("quarantined %d, listed %d", st.Quarantined, len(st.AwaitingReview))
+	}
+	if first := st.AwaitingReview[0].QAID; first != fmt.Sprintf("q%02d", StatsAwaiting+4) {
+		t.Errorf("first listed %s, want the newest", first)
+	}
 }

@@ -167,6 +167,11 @@ type ProjectStats struct {
 	Worst            []Record       `json:"worst"`
 	Stale            int            `json:"stale"`
 	ExpiringSoon     int            `json:"expiring_soon"`
+	// Quarantined counts the live (not deprecated) quarantined QAs: never
+	// injected before a human or strong verdict; AwaitingReview lists the
+	// newest StatsAwaiting of them.
+	Quarantined    int      `json:"quarantined"`
+	AwaitingReview []Record `json:"awaiting_review"`
 }
 
 // DayCount is one day of validations.

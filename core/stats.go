@@ -9,6 +9,10 @@ import (
 // StatsTop is how many best and worst QAs ProjectStats lists.
 const StatsTop = 5
 
+// StatsAwaiting is how many quarantined QAs waiting for a human
+// ProjectStats lists (newest first).
+const StatsAwaiting = 20
+
 // ExpiringSoon is the window in which a QA's expiry counts as soon.
 const ExpiringSoon = 7 * 24 * time.Hour
 
@@ -16,9 +20,10 @@ const ExpiringSoon = 7 * 24 * time.Hour
 // same way in every store: call Add for each record (its computed fields
 // current at now), then Stats.
 type StatsBuilder struct {
-	out  ProjectStats
-	now  time.Time
-	live []Record
+	out     ProjectStats
+	now     time.Time
+	live    []Record
+	waiting []Record
 }
 
 // NewStatsBuilder starts the stats of project at now.
@@ -31,6 +36,7 @@ func NewStatsBuilder(projectID string, now time.Time) *StatsBuilder {
 		ValidationsByDay: []DayCount{},
 		Top:              []Record{},
 		Worst:            []Record{},
+		AwaitingReview:   []Record{},
 	}}
 }
 
@@ -53,11 +59,16 @@ func (b *StatsBuilder) Add(r Record) {
 	}
 	if r.Status != StatusDeprecated {
 		b.live = append(b.live, r)
+		if r.Quarantined {
+			o.Quarantined++
+			b.waiting = append(b.waiting, r)
+		}
 	}
 }
 
 // Stats returns the aggregate with the use rate, the best and worst
-// non-deprecated QAs by trust, and days (validations per day, oldest first).
+// non-deprecated QAs by trust, the newest quarantined QAs waiting for a
+// human, and days (validations per day, oldest first).
 func (b *StatsBuilder) Stats(days []DayCount) ProjectStats {
 	o := b.out
 	if o.Shown > 0 {
@@ -70,6 +81,11 @@ func (b *StatsBuilder) Stats(days []DayCount) ProjectStats {
 	o.Top = append(o.Top, live[:min(StatsTop, len(live))]...)
 	slices.Reverse(live)
 	o.Worst = append(o.Worst, live[:min(StatsTop, len(live))]...)
+	waiting := slices.Clone(b.waiting)
+	slices.SortFunc(waiting, func(a, b Record) int {
+		return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), cmp.Compare(a.QAID, b.QAID))
+	})
+	o.AwaitingReview = append(o.AwaitingReview, waiting[:min(StatsAwaiting, len(waiting))]...)
 	if days != nil {
 		o.ValidationsByDay = days
 	}

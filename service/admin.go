@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -130,6 +131,22 @@ func (s *Server) adminAudit(c echo.Context) error {
 		}
 		since = t
 	}
+	var f auditFilter
+	if v := c.QueryParam("until"); v != "" {
+		t, ok := wire.ParseTime(v)
+		if !ok {
+			return core.Invalid("until", "must be an RFC 3339 time")
+		}
+		f.until = t
+	}
+	if f.qaID = c.QueryParam("qa_id"); f.qaID != "" {
+		if err := core.ValidateQAID(f.qaID); err != nil {
+			return err
+		}
+	}
+	if f.keyID = c.QueryParam("key_id"); len(f.keyID) > 128 {
+		return core.Invalid("key_id", "longer than 128 bytes")
+	}
 	limit, err := queryInt(c, "limit")
 	if err != nil {
 		return err
@@ -142,7 +159,12 @@ func (s *Server) adminAudit(c echo.Context) error {
 	}
 	ctx, cancel := s.reqCtx(c)
 	defer cancel()
-	es, err := s.auditor.Audit(ctx, p, since, limit)
+	var es []core.AuditEntry
+	if f == (auditFilter{}) {
+		es, err = s.auditor.Audit(ctx, p, since, limit)
+	} else {
+		es, err = s.auditFiltered(ctx, p, since, f, limit)
+	}
 	if err != nil {
 		return s.storeErr("audit", err)
 	}
@@ -150,4 +172,67 @@ func (s *Server) adminAudit(c echo.Context) error {
 		es = []core.AuditEntry{}
 	}
 	return writeJSON(c, http.StatusOK, wire.AuditResponse{Entries: es})
+}
+
+// auditFilter narrows GET /admin/v1/audit: entries up to until, by one
+// key, about one QA (zero fields match everything).
+type auditFilter struct {
+	until       time.Time
+	keyID, qaID string
+}
+
+func (f auditFilter) match(e core.AuditEntry) bool {
+	return (f.keyID == "" || e.KeyID == f.keyID) && (f.qaID == "" || e.QAID == f.qaID)
+}
+
+// auditScanMax bounds how many entries one filtered read walks (the
+// Redis store caps each project's log at 10,000).
+const auditScanMax = 50_000
+
+// auditFiltered reads the log page by page from since and keeps the first
+// limit entries that match f, stopping past f.until.
+func (s *Server) auditFiltered(ctx context.Context, project string, since time.Time, f auditFilter, limit int) ([]core.AuditEntry, error) {
+	const pageSize = 1000
+	out := []core.AuditEntry{}
+	skip := 0 // entries at exactly since already read
+	for read := 0; read < auditScanMax; {
+		page, err := s.auditor.Audit(ctx, project, since, pageSize)
+		if err != nil {
+			return nil, err
+		}
+		read += len(page)
+		seen := 0
+		for _, e := range page {
+			if skip > 0 && e.Time.Equal(since) && seen < skip {
+				seen++
+				continue
+			}
+			if !f.until.IsZero() && e.Time.After(f.until) {
+				return out, nil
+			}
+			if f.match(e) {
+				out = append(out, e)
+				if len(out) == limit {
+					return out, nil
+				}
+			}
+		}
+		if len(page) < pageSize {
+			return out, nil
+		}
+		last := page[len(page)-1].Time
+		n := 0
+		for _, e := range page {
+			if e.Time.Equal(last) {
+				n++
+			}
+		}
+		// The page re-read the skipped entries: n counts them when last
+		// is still since.
+		if last.Equal(since) && n == len(page) {
+			return out, nil // a page of one instant: no way forward
+		}
+		since, skip = last, n
+	}
+	return out, nil
 }

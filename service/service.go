@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,6 +28,13 @@ type options struct {
 	clock    func() time.Time
 	injector Injector
 	items    core.ItemStore
+	mounts   []mount
+}
+
+// mount is a handler served under a path prefix (the dashboard).
+type mount struct {
+	prefix string
+	h      http.Handler
 }
 
 // WithItems sets the namespaced store of /v1/store/… (default: the
@@ -51,6 +59,14 @@ func WithClock(now func() time.Time) Option { return func(o *options) { o.clock 
 // answers 501.
 func WithInjector(f Injector) Option { return func(o *options) { o.injector = f } }
 
+// WithHandler serves h for every path under prefix (which ends in "/"),
+// behind the request id, panic recovery, metrics and body limit but not the
+// API's authentication: h does its own (cmd/memex mounts the dashboard,
+// package ui, at /ui/).
+func WithHandler(prefix string, h http.Handler) Option {
+	return func(o *options) { o.mounts = append(o.mounts, mount{prefix: prefix, h: h}) }
+}
+
 // Server is the memex HTTP API. It is an http.Handler.
 type Server struct {
 	e        *echo.Echo
@@ -61,6 +77,8 @@ type Server struct {
 	injector Injector
 	gatherer prometheus.Gatherer
 	metrics  *metrics
+
+	mounts []mount
 
 	keys      []compiledKey
 	limiter   *limiter
@@ -94,6 +112,7 @@ func New(store core.MemoryPlugin, cfg Config, opts ...Option) (*Server, error) {
 		log:      o.logger.With("component", "service"),
 		now:      o.clock,
 		injector: o.injector,
+		mounts:   o.mounts,
 		keys:     compileKeys(cfg.Keys),
 		limiter:  newLimiter(cfg.RateLimit, cfg.RateBurst, o.clock),
 		idem:     newIdemCache(cfg.IdempotencyTTL, o.clock),
@@ -231,6 +250,14 @@ func (s *Server) routes() *echo.Echo {
 	adm.GET("/projects/:project_id/stats", s.adminStats)
 	adm.PATCH("/qa/:qa_id", s.adminPatch)
 	adm.GET("/audit", s.adminAudit)
+
+	for _, m := range s.mounts {
+		h := echo.WrapHandler(m.h)
+		e.Any(m.prefix+"*", h)
+		if p := strings.TrimSuffix(m.prefix, "/"); p != "" && p != m.prefix {
+			e.Any(p, h)
+		}
+	}
 	return e
 }
 

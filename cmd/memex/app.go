@@ -90,6 +90,7 @@ func commands() []command {
 		{"serve", "run the HTTP API for a team (memex serve keys new: make an API key)", cmdServe},
 		{"hook", "run inside Claude Code, Codex or Gemini CLI: hook <host> <event>, hook install|uninstall|status <host>", cmdHook},
 		{"mcp", "serve the memory to agents over MCP (stdio)", cmdMCP},
+		{"ui", "the trust dashboard of the local store, in a browser (loopback only)", cmdUI},
 		{"outbox", "deliver or inspect writes spooled while the memory service was down", cmdOutbox},
 		{"doctor", "check the config, the store and the backends", cmdDoctor},
 		{"version", "print the version", cmdVersion},

@@ -12,6 +12,7 @@ import (
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/gatekeeper"
 	"github.com/memex-dev/memex/service"
+	"github.com/memex-dev/memex/ui"
 	"github.com/memex-dev/memex/wire"
 )
 
@@ -57,9 +58,7 @@ func cmdServe(ctx context.Context, a *app, args []string) error {
 	defer s.close()
 
 	logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	srv, err := service.New(s.store, cfg,
-		service.WithLogger(logger),
-		service.WithInjector(gatekeeperInjector(s.cfg.Engine.Gatekeeper)))
+	srv, err := newServerWithUI(s, cfg, logger, service.WithInjector(gatekeeperInjector(s.cfg.Engine.Gatekeeper)))
 	if err != nil {
 		return err
 	}
@@ -72,6 +71,7 @@ func cmdServe(ctx context.Context, a *app, args []string) error {
 		mode = "insecure-local: no keys required"
 	}
 	fmt.Fprintf(a.stderr, "memex serve: listening on http://%s (store %s, %s)\n", ln.Addr(), s.store.Name(), mode)
+	fmt.Fprintf(a.stderr, "memex serve: dashboard on http://%s%s\n", ln.Addr(), ui.Prefix)
 	if err := srv.Serve(ctx, ln); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}

@@ -76,6 +76,8 @@ func allowed(p, imp string) (bool, string) {
 		return !own || r == "core" || r == "extract/redact", "distill imports only core and extract/redact (cmd/memex wires it)"
 	case p == "mdmemory" || p == "internal/atomicfile":
 		return !own, p + " imports no memex package (pure format / one file primitive)"
+	case p == "ui":
+		return !own || r == "core" || r == "wire", "ui imports only core and wire (it reads and acts through the API it is mounted beside)"
 	case p == "evalset":
 		return !own, "evalset imports no memex package"
 	case p == "semantic":
@@ -135,6 +137,8 @@ func TestRuleRejectsViolations(t *testing.T) {
 		{"wire", "github.com/labstack/echo/v4"},
 		{"distill", module + "/agent"},
 		{"distill", module + "/plugins/embedded"},
+		{"ui", module + "/service"},
+		{"ui", module + "/plugins/embedded"},
 	}
 	for _, b := range bad {
 		if ok, _ := allowed(b[0], b[1]); ok {
