@@ -128,8 +128,43 @@ func (a *app) saveTranscript(tr distill.Transcript) error {
 	if b, err = json.Marshal(v); err != nil {
 		return err
 	}
-	_, err = atomicfile.Write(filepath.Join(dir, tr.RunID+".json"), b, atomicfile.Options{Perm: 0o600, DirPerm: 0o700})
-	return err
+	if _, err = atomicfile.Write(filepath.Join(dir, tr.RunID+".json"), b, atomicfile.Options{Perm: 0o600, DirPerm: 0o700}); err != nil {
+		return err
+	}
+	pruneTranscripts(dir, maxTranscripts)
+	return nil
+}
+
+// maxTranscripts is how many run transcripts are kept (the newest); the
+// small distillation records are kept for memex stats.
+const maxTranscripts = 200
+
+// pruneTranscripts deletes all but the newest keep transcripts of dir.
+func pruneTranscripts(dir string, keep int) {
+	files, err := filepath.Glob(filepath.Join(dir, "run-*.json"))
+	if err != nil {
+		return
+	}
+	type tf struct {
+		path string
+		mod  time.Time
+	}
+	var ts []tf
+	for _, f := range files {
+		if strings.HasSuffix(f, ".distill.json") {
+			continue
+		}
+		if st, err := os.Stat(f); err == nil {
+			ts = append(ts, tf{f, st.ModTime()})
+		}
+	}
+	if len(ts) <= keep {
+		return
+	}
+	slices.SortFunc(ts, func(a, b tf) int { return b.mod.Compare(a.mod) })
+	for _, t := range ts[keep:] {
+		_ = os.Remove(t.path)
+	}
 }
 
 func loadTranscript(getenv func(string) string, runID string) (distill.Transcript, error) {

@@ -285,3 +285,27 @@ func TestDistillConfigFromARepository(t *testing.T) {
 		t.Error("max_candidates 99 accepted")
 	}
 }
+
+func TestPruneTranscriptsKeepsTheNewest(t *testing.T) {
+	dir := t.TempDir()
+	base := time.Now().Add(-time.Hour)
+	for i := range 10 {
+		p := filepath.Join(dir, "run-"+string(rune('a'+i))+".json")
+		if err := os.WriteFile(p, []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_ = os.Chtimes(p, base.Add(time.Duration(i)*time.Minute), base.Add(time.Duration(i)*time.Minute))
+		_ = os.WriteFile(filepath.Join(dir, "run-"+string(rune('a'+i))+".distill.json"), []byte("{}"), 0o600)
+	}
+	pruneTranscripts(dir, 3)
+	left, _ := filepath.Glob(filepath.Join(dir, "run-*.json"))
+	var kept []string
+	for _, f := range left {
+		if !strings.HasSuffix(f, ".distill.json") {
+			kept = append(kept, filepath.Base(f))
+		}
+	}
+	if strings.Join(kept, ",") != "run-h.json,run-i.json,run-j.json" || len(left) != 13 {
+		t.Errorf("kept %v of %d files", kept, len(left))
+	}
+}

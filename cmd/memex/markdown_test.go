@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -246,5 +247,39 @@ func TestExportMarkdownNotesAndInstructionLikeText(t *testing.T) {
 	_, _, errOut := c.run("", "import", "--format", "md", "CLAUDE.md")
 	if after := len(c.listRecords("test")); after != before {
 		t.Errorf("re-importing the block added %d QAs (notes must stay notes): %s", after-before, errOut)
+	}
+}
+
+func TestSyncMarkdownStagesWhatChanged(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	c := mdCLI(t)
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = c.cwd
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	git("init", "-q")
+	if err := os.WriteFile(filepath.Join(c.cwd, "AGENTS.md"), []byte("# Agents\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.mustRun("", "export", "--format", "md", "--file", "AGENTS.md", "--min-level", "1")
+	git("add", "AGENTS.md")
+	git("commit", "-qm", "init")
+	c.mustRun("", "sync", "md", "--stage")
+	if got := git("diff", "--cached", "--name-only"); got != "" {
+		t.Errorf("nothing changed, yet staged %q", got)
+	}
+	c.trustedQA("why does the linter fail on generated files?", "exclude them in .golangci.yml")
+	c.mustRun("", "sync", "md", "--stage")
+	if got := strings.TrimSpace(git("diff", "--cached", "--name-only")); got != "AGENTS.md" {
+		t.Errorf("staged %q, want AGENTS.md", got)
 	}
 }
