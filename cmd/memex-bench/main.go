@@ -8,6 +8,7 @@
 //	memex-bench gen [-n 1000]        (process.go)
 //	memex-bench process [flags]      (process.go)
 //	memex-bench service [flags]      (service.go)
+//	memex-bench hooks [flags]        (hooks.go)
 package main
 
 import (
@@ -35,6 +36,7 @@ func commands(out io.Writer) map[string]command {
 		"gen":     func(args []string) error { return runGen(args, out) },
 		"process": func(args []string) error { return runProcess(args, out) },
 		"service": func(args []string) error { return runService(args, out) },
+		"hooks":   func(args []string) error { return runHooks(args, out) },
 	}
 }
 
