@@ -8,40 +8,13 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/wire"
 )
 
 // The namespaced store over HTTP (/v1/store/…, docs/SCOPES.md). Every
 // request runs through core.GuardItems with the caller's policy (its
 // store_read / store_write patterns, [serve.store] limits) and the
 // server's audit log.
-
-// Wire types of /v1/store/… (the request and page types are core's:
-// core.PutRequest, core.PutResult, core.ListItemsRequest's fields as query
-// parameters, core.ItemPage, core.SearchItemsRequest).
-type (
-	// ItemResponse is GET /v1/store/items: the item, or null when there is
-	// none (not an error).
-	ItemResponse struct {
-		Item *core.Item `json:"item"`
-	}
-	// DeleteItemResponse is DELETE /v1/store/items.
-	DeleteItemResponse struct {
-		Deleted bool       `json:"deleted"`
-		Item    *core.Item `json:"item,omitempty"`
-	}
-	// SearchItemsResponse is POST /v1/store/search.
-	SearchItemsResponse struct {
-		Items []core.Item `json:"items"`
-	}
-	// ClearItemsRequest is POST /v1/store/clear.
-	ClearItemsRequest struct {
-		Prefix core.Namespace `json:"prefix"`
-	}
-	// ClearItemsResponse is POST /v1/store/clear.
-	ClearItemsResponse struct {
-		Deleted int `json:"deleted"`
-	}
-)
 
 func (s *Server) storeRoutes(v1 *echo.Group) {
 	v1.PUT("/store/items", s.putItem)
@@ -140,9 +113,9 @@ func (s *Server) getItem(c echo.Context) error {
 		return s.storeErr("store get", err)
 	}
 	if !ok {
-		return writeJSON(c, http.StatusOK, ItemResponse{})
+		return writeJSON(c, http.StatusOK, wire.ItemResponse{})
 	}
-	return writeJSON(c, http.StatusOK, ItemResponse{Item: &it})
+	return writeJSON(c, http.StatusOK, wire.ItemResponse{Item: &it})
 }
 
 func (s *Server) deleteItem(c echo.Context) error {
@@ -164,9 +137,9 @@ func (s *Server) deleteItem(c echo.Context) error {
 		return s.storeErr("store delete", err)
 	}
 	if !ok {
-		return writeJSON(c, http.StatusOK, DeleteItemResponse{})
+		return writeJSON(c, http.StatusOK, wire.DeleteItemResponse{})
 	}
-	return writeJSON(c, http.StatusOK, DeleteItemResponse{Deleted: true, Item: &it})
+	return writeJSON(c, http.StatusOK, wire.DeleteItemResponse{Deleted: true, Item: &it})
 }
 
 func (s *Server) listItems(c echo.Context) error {
@@ -217,7 +190,7 @@ func (s *Server) searchItems(c echo.Context) error {
 	if items == nil {
 		items = []core.Item{}
 	}
-	return writeJSON(c, http.StatusOK, SearchItemsResponse{Items: items})
+	return writeJSON(c, http.StatusOK, wire.SearchItemsResponse{Items: items})
 }
 
 func (s *Server) clearItems(c echo.Context) error {
@@ -229,7 +202,7 @@ func (s *Server) clearItems(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req ClearItemsRequest
+	var req wire.ClearItemsRequest
 	if err := decodeJSON(body, &req, false); err != nil {
 		return err
 	}
@@ -239,5 +212,5 @@ func (s *Server) clearItems(c echo.Context) error {
 	if err != nil {
 		return s.storeErr("store clear", err)
 	}
-	return writeJSON(c, http.StatusOK, ClearItemsResponse{Deleted: n})
+	return writeJSON(c, http.StatusOK, wire.ClearItemsResponse{Deleted: n})
 }

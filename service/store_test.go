@@ -21,7 +21,7 @@ func TestStoreRoutes(t *testing.T) {
 	if strings.TrimSpace(string(r.body)) != `{"item":null}` {
 		t.Errorf("get of a missing key: %s, want {\"item\":null}", r.body)
 	}
-	var got ItemResponse
+	var got wire.ItemResponse
 	e.must(200, keyAgentA, "GET", "/v1/store/items?namespace=user/agent-a&key=pref", nil).decode(t, &got)
 	if got.Item == nil || string(got.Item.Value) != `{"text":"prefers table-driven tests"}` {
 		t.Fatalf("get: %+v", got)
@@ -31,7 +31,7 @@ func TestStoreRoutes(t *testing.T) {
 	if len(page.Items) != 1 || page.NextCursor != "" {
 		t.Errorf("list: %+v", page)
 	}
-	var sr SearchItemsResponse
+	var sr wire.SearchItemsResponse
 	e.must(200, keyAgentA, "POST", "/v1/store/search", map[string]any{"prefix": []string{"user", "agent-a"}, "query": "table driven"}).decode(t, &sr)
 	if len(sr.Items) != 1 || sr.Items[0].Score <= 0 {
 		t.Errorf("search: %+v", sr)
@@ -48,12 +48,12 @@ func TestStoreRoutes(t *testing.T) {
 	}
 	e.must(400, keyAgentA, "PUT", "/v1/store/items", map[string]any{"namespace": []string{"user", "agent-a"}, "key": "k", "value": []int{1}})
 	e.must(400, keyAgentA, "PUT", "/v1/store/items", `{"namespace":["user","agent-a"],"key":"k","value":{`)
-	var del DeleteItemResponse
+	var del wire.DeleteItemResponse
 	e.must(200, keyAgentA, "DELETE", "/v1/store/items?namespace=user/agent-a&key=pref", nil).decode(t, &del)
 	if !del.Deleted || del.Item == nil {
 		t.Errorf("delete: %+v", del)
 	}
-	var clr ClearItemsResponse
+	var clr wire.ClearItemsResponse
 	e.must(200, keyAgentA, "POST", "/v1/store/clear", map[string]any{"prefix": []string{"user", "agent-a"}}).decode(t, &clr)
 	if clr.Deleted != 0 {
 		t.Errorf("clear: %+v", clr)

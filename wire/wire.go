@@ -227,3 +227,40 @@ type APIError struct {
 	// Field names the invalid field of a 400.
 	Field string `json:"field,omitempty"`
 }
+
+// Routes of the namespaced store (docs/SCOPES.md). Its request bodies are
+// core's (core.PutRequest, core.SearchItemsRequest); its answers below,
+// core.PutResult and core.ItemPage.
+const (
+	RouteStoreItems  = "/v1/store/items"
+	RouteStoreList   = "/v1/store/list"
+	RouteStoreSearch = "/v1/store/search"
+	RouteStoreClear  = "/v1/store/clear"
+)
+
+// ItemResponse is GET /v1/store/items: the item, or null when there is none
+// (not an error).
+type ItemResponse struct {
+	Item *core.Item `json:"item"`
+}
+
+// DeleteItemResponse is DELETE /v1/store/items.
+type DeleteItemResponse struct {
+	Deleted bool       `json:"deleted"`
+	Item    *core.Item `json:"item,omitempty"`
+}
+
+// SearchItemsResponse is POST /v1/store/search.
+type SearchItemsResponse struct {
+	Items []core.Item `json:"items"`
+}
+
+// ClearItemsRequest is POST /v1/store/clear.
+type ClearItemsRequest struct {
+	Prefix core.Namespace `json:"prefix"`
+}
+
+// ClearItemsResponse is POST /v1/store/clear.
+type ClearItemsResponse struct {
+	Deleted int `json:"deleted"`
+}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/memex-dev/memex/core"
-	"github.com/memex-dev/memex/service"
+	"github.com/memex-dev/memex/wire"
 )
 
 const noteUsage = "note add|put|get|list|search|rm|clear [flags] [args]"
@@ -107,7 +107,7 @@ func cmdNote(ctx context.Context, a *app, args []string) error {
 			return fmt.Errorf("note get: %w", err)
 		}
 		if f.asJSON {
-			r := service.ItemResponse{}
+			r := wire.ItemResponse{}
 			if found {
 				r.Item = &it
 			}
@@ -149,7 +149,7 @@ func cmdNote(ctx context.Context, a *app, args []string) error {
 			items = []core.Item{}
 		}
 		if f.asJSON {
-			return jsonOut(a.stdout, service.SearchItemsResponse{Items: items})
+			return jsonOut(a.stdout, wire.SearchItemsResponse{Items: items})
 		}
 		a.printNotes(items)
 		return nil
@@ -159,7 +159,7 @@ func cmdNote(ctx context.Context, a *app, args []string) error {
 			return fmt.Errorf("note rm: %w", err)
 		}
 		if f.asJSON {
-			r := service.DeleteItemResponse{Deleted: found}
+			r := wire.DeleteItemResponse{Deleted: found}
 			if found {
 				r.Item = &it
 			}
@@ -176,7 +176,7 @@ func cmdNote(ctx context.Context, a *app, args []string) error {
 			return fmt.Errorf("note clear: %w", err)
 		}
 		if f.asJSON {
-			return jsonOut(a.stdout, service.ClearItemsResponse{Deleted: n})
+			return jsonOut(a.stdout, wire.ClearItemsResponse{Deleted: n})
 		}
 		fmt.Fprintf(a.stdout, "removed %d entries under %s\n", n, ns)
 		return nil

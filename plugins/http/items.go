@@ -11,18 +11,12 @@ import (
 	"strings"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/wire"
 )
 
 // The namespaced store over a memex serve's /v1/store/… routes
 // (docs/SCOPES.md). The server applies the key's policy; its errors come
 // back as the same kinds (a *core.QuotaError for a quota).
-
-const (
-	routeStoreItems  = "/v1/store/items"
-	routeStoreList   = "/v1/store/list"
-	routeStoreSearch = "/v1/store/search"
-	routeStoreClear  = "/v1/store/clear"
-)
 
 // Items returns the remote namespaced store.
 func (s *Store) Items() core.ItemStore { return &items{s: s} }
@@ -83,7 +77,7 @@ func (x *items) Put(ctx context.Context, req core.PutRequest) (core.PutResult, e
 	if err != nil {
 		return core.PutResult{}, err
 	}
-	resp, err := x.s.write(ctx, call{op: op, method: http.MethodPut, path: routeStoreItems, body: body, key: newKey()}, "")
+	resp, err := x.s.write(ctx, call{op: op, method: http.MethodPut, path: wire.RouteStoreItems, body: body, key: newKey()}, "")
 	if err != nil {
 		return core.PutResult{}, itemErr(err)
 	}
@@ -99,13 +93,11 @@ func (x *items) Get(ctx context.Context, ns core.Namespace, key string) (core.It
 	if err := core.ValidateItemKey(key); err != nil {
 		return core.Item{}, false, invalid(op, err)
 	}
-	resp, err := x.s.read(ctx, call{op: op, method: http.MethodGet, path: routeStoreItems, query: nsQuery(ns, key)})
+	resp, err := x.s.read(ctx, call{op: op, method: http.MethodGet, path: wire.RouteStoreItems, query: nsQuery(ns, key)})
 	if err != nil {
 		return core.Item{}, false, itemErr(err)
 	}
-	var v struct {
-		Item *core.Item `json:"item"`
-	}
+	var v wire.ItemResponse
 	if err := decodeItemAnswer(op, resp, &v); err != nil {
 		return core.Item{}, false, err
 	}
@@ -127,7 +119,7 @@ func (x *items) List(ctx context.Context, req core.ListItemsRequest) (core.ItemP
 	if req.Cursor != "" {
 		q.Set("cursor", req.Cursor)
 	}
-	resp, err := x.s.read(ctx, call{op: op, method: http.MethodGet, path: routeStoreList, query: q})
+	resp, err := x.s.read(ctx, call{op: op, method: http.MethodGet, path: wire.RouteStoreList, query: q})
 	if err != nil {
 		return core.ItemPage{}, itemErr(err)
 	}
@@ -150,13 +142,11 @@ func (x *items) Search(ctx context.Context, req core.SearchItemsRequest) ([]core
 	if err != nil {
 		return nil, err
 	}
-	resp, err := x.s.read(ctx, call{op: op, method: http.MethodPost, path: routeStoreSearch, body: body})
+	resp, err := x.s.read(ctx, call{op: op, method: http.MethodPost, path: wire.RouteStoreSearch, body: body})
 	if err != nil {
 		return nil, itemErr(err)
 	}
-	var v struct {
-		Items []core.Item `json:"items"`
-	}
+	var v wire.SearchItemsResponse
 	if err := decodeItemAnswer(op, resp, &v); err != nil {
 		return nil, err
 	}
@@ -171,14 +161,11 @@ func (x *items) Delete(ctx context.Context, ns core.Namespace, key string) (core
 	if err := core.ValidateItemKey(key); err != nil {
 		return core.Item{}, false, invalid(op, err)
 	}
-	resp, err := x.s.write(ctx, call{op: op, method: http.MethodDelete, path: routeStoreItems, query: nsQuery(ns, key), key: newKey()}, "")
+	resp, err := x.s.write(ctx, call{op: op, method: http.MethodDelete, path: wire.RouteStoreItems, query: nsQuery(ns, key), key: newKey()}, "")
 	if err != nil {
 		return core.Item{}, false, itemErr(err)
 	}
-	var v struct {
-		Deleted bool       `json:"deleted"`
-		Item    *core.Item `json:"item"`
-	}
+	var v wire.DeleteItemResponse
 	if err := decodeItemAnswer(op, resp, &v); err != nil {
 		return core.Item{}, false, err
 	}
@@ -193,16 +180,14 @@ func (x *items) Clear(ctx context.Context, prefix core.Namespace) (int, error) {
 	if err := prefix.Validate(); err != nil {
 		return 0, invalid(op, err)
 	}
-	body, err := encode(op, map[string]any{"prefix": prefix})
+	body, err := encode(op, wire.ClearItemsRequest{Prefix: prefix})
 	if err != nil {
 		return 0, err
 	}
-	resp, err := x.s.write(ctx, call{op: op, method: http.MethodPost, path: routeStoreClear, body: body, key: newKey()}, "")
+	resp, err := x.s.write(ctx, call{op: op, method: http.MethodPost, path: wire.RouteStoreClear, body: body, key: newKey()}, "")
 	if err != nil {
 		return 0, itemErr(err)
 	}
-	var v struct {
-		Deleted int `json:"deleted"`
-	}
+	var v wire.ClearItemsResponse
 	return v.Deleted, decodeItemAnswer(op, resp, &v)
 }
