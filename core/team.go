@@ -63,6 +63,15 @@ type Receipts interface {
 	RedeemReceipt(ctx context.Context, projectID, receiptID, source string, now time.Time) (Receipt, error)
 }
 
+// ReceiptRestorer gives back a receipt redeemed for a write that then did
+// not commit: a receipt is spent only when the write it guards commits
+// (SPEC §5.4), so a retry of the failed write can quote it again. Only the
+// source it was issued to may restore it; restoring an unspent receipt is
+// a no-op. Unknown or expired: ErrNotFound; another source's: ErrConflict.
+type ReceiptRestorer interface {
+	RestoreReceipt(ctx context.Context, projectID, receiptID, source string) error
+}
+
 // AuditEntry is one line of the audit log (SPEC §10): who did what to which
 // QA, when, from which run, before → after. Before and After hold small
 // summaries (status, level, trust), never question or answer text.

@@ -56,7 +56,7 @@ func callerOf(c echo.Context) caller {
 
 // may reports whether the caller may read and write project.
 func (k caller) may(project string) bool {
-	return k.projects == nil || matchProject(k.projects, project)
+	return k.projects == nil || core.MatchProject(k.projects, project)
 }
 
 // authorize returns ErrForbidden (403) when the caller may not touch
@@ -122,7 +122,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			return fmt.Errorf("no API key: %w", core.ErrUnauthorized)
 		}
 		c.Set(callerKey, who)
-		p := core.Principal{ID: who.id, Admin: who.admin, Trusted: who.trusted}
+		p := core.Principal{ID: who.id, Admin: who.admin, Trusted: who.trusted, Projects: who.projects}
 		if who.admin && strings.HasPrefix(c.Path(), "/admin/") {
 			p.Human = true
 		}

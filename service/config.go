@@ -213,16 +213,6 @@ func validPattern(p string) error {
 	return nil
 }
 
-// matchProject reports whether project matches one of patterns.
-func matchProject(patterns []string, project string) bool {
-	for _, p := range patterns {
-		if ok, _ := path.Match(p, project); ok {
-			return true
-		}
-	}
-	return false
-}
-
 // quotaFor returns the quota of project.
 func (c Config) quotaFor(project string) Quota {
 	if q, ok := c.ProjectQuotas[project]; ok {

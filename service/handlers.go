@@ -180,6 +180,12 @@ func (s *Server) candidate(c echo.Context) error {
 			return err
 		}
 	}
+	// A candidate's evidence is its creator's own report: it never counts
+	// in the service (SPEC §5.1), and on a QA it duplicates it would be a
+	// vote without a receipt (SPEC §5.4: only a validation carries one).
+	// It is audited, with weight 0, and never reaches the store.
+	evidence := req.Evidence
+	req.Evidence = nil
 	return s.idempotent(c, body, func(eventID string) (int, any, error) {
 		ctx, cancel := s.reqCtx(c)
 		defer cancel()
@@ -201,8 +207,21 @@ func (s *Server) candidate(c echo.Context) error {
 			s.counted(req.ProjectID)
 		}
 		s.metrics.candidates.WithLabelValues(outcome).Inc()
+		after := map[string]any{"status": string(res.Status), "outcome": outcome}
+		if evidence != nil {
+			reason := wire.ReasonOwnReport
+			if res.DeduplicatedInto != "" {
+				reason = wire.ReasonReceiptMissing
+			}
+			after["result"], after["strength"], after["applied"], after["reason"] = string(evidence.Result), string(evidence.Strength), false, reason
+			if g, ok := s.store.(core.Getter); ok && res.DeduplicatedInto != "" {
+				if r, err := g.Get(ctx, req.ProjectID, res.QAID); err == nil {
+					after["trust"], after["level"] = r.TrustScore, r.Level // unchanged: nothing was applied
+				}
+			}
+		}
 		s.audit(ctx, core.AuditEntry{KeyID: callerOf(c).id, ProjectID: req.ProjectID, QAID: res.QAID, Action: "candidate",
-			RunID: req.RunID, Weight: 1, After: map[string]any{"status": string(res.Status), "outcome": outcome}})
+			RunID: req.RunID, Weight: 1, After: after})
 		return http.StatusCreated, res, nil
 	})
 }
@@ -263,6 +282,7 @@ func (s *Server) hit(c echo.Context) error {
 		}
 		res, err := s.store.RecordHit(ctx, req)
 		if err != nil {
+			s.restoreReceipt(ctx, c, req.ProjectID, v)
 			return 0, nil, s.storeErr("hit", err)
 		}
 		resp.Updated = res.Updated
@@ -332,12 +352,7 @@ func (s *Server) validate(c echo.Context) error {
 			if err := getBefore(); err != nil {
 				return 0, nil, err
 			}
-			s.metrics.validations.WithLabelValues(string(res), string(strength), "false").Inc()
-			s.audit(ctx, core.AuditEntry{KeyID: callerOf(c).id, ProjectID: req.ProjectID, QAID: req.QAID, Action: "validate",
-				RunID: req.RunID, ReceiptID: req.ReceiptID, Weight: 0,
-				After: map[string]any{"applied": false, "reason": v.reason, "result": string(res), "strength": string(strength)}})
-			applied := false
-			return http.StatusOK, wire.RecordResponse{Record: before, Applied: &applied, Reason: v.reason}, nil
+			return s.refused(ctx, c, req, before, v.reason, res, strength)
 		}
 		if v.enforced {
 			req.EventID = "rcpt:" + req.ReceiptID + ":validate:" + req.QAID
@@ -353,12 +368,33 @@ func (s *Server) validate(c echo.Context) error {
 			rec, err = s.store.RecordValidation(ctx, req)
 		}
 		if err != nil {
-			return 0, nil, s.storeErr("validate", err)
+			// A receipt is spent only when the write it guards commits
+			// (SPEC §5.4): give it back, so a retry can quote it again.
+			s.restoreReceipt(ctx, c, req.ProjectID, v)
+			if !errors.Is(err, core.ErrForbidden) {
+				return 0, nil, s.storeErr("validate", err)
+			}
+			// The key does not cover the QA's own project (a global QA or
+			// one shared with the key's project): the vote is refused and
+			// audited for the owner.
+			if err := getBefore(); err != nil {
+				return 0, nil, err
+			}
+			return s.refused(ctx, c, req, before, wire.ReasonOtherOwner, res, strength)
+		}
+		// The store counts what the ledger counts: the creator's own report
+		// and any report on a frozen QA change nothing (no counter, no
+		// expiry cancelled), and are not "applied".
+		if haveBefore && rec.SuccessCount+rec.FailureCount == before.SuccessCount+before.FailureCount {
+			return s.refused(ctx, c, req, before, wire.ReasonNotCounted, res, strength)
 		}
 		s.metrics.validations.WithLabelValues(string(res), string(strength), "true").Inc()
-		e := core.AuditEntry{KeyID: callerOf(c).id, ProjectID: req.ProjectID, QAID: req.QAID, Action: "validate",
+		e := core.AuditEntry{KeyID: callerOf(c).id, ProjectID: ownerOf(rec, req.ProjectID), QAID: req.QAID, Action: "validate",
 			RunID: req.RunID, ReceiptID: req.ReceiptID, Weight: strength.Weight(), After: summary(rec)}
 		e.After["result"], e.After["strength"] = string(res), string(strength)
+		if e.ProjectID != req.ProjectID {
+			e.After["from_project"] = req.ProjectID
+		}
 		if haveBefore {
 			e.Before = summary(before)
 		}
@@ -366,6 +402,33 @@ func (s *Server) validate(c echo.Context) error {
 		applied := true
 		return http.StatusOK, wire.RecordResponse{Record: rec, Applied: &applied}, nil
 	})
+}
+
+// refused answers a validation that changed nothing: applied false with
+// the reason, audited with weight 0 under the QA's owner project (so the
+// owner sees who tried to change its QA).
+func (s *Server) refused(ctx context.Context, c echo.Context, req core.ValidateRequest, before core.Record, reason string, res core.Result, strength core.Strength) (int, any, error) {
+	s.metrics.validations.WithLabelValues(string(res), string(strength), "false").Inc()
+	e := core.AuditEntry{KeyID: callerOf(c).id, ProjectID: ownerOf(before, req.ProjectID), QAID: req.QAID, Action: "validate",
+		RunID: req.RunID, ReceiptID: req.ReceiptID, Weight: 0,
+		After: map[string]any{"applied": false, "reason": reason, "result": string(res), "strength": string(strength)}}
+	if e.ProjectID != req.ProjectID {
+		e.After["from_project"] = req.ProjectID
+	}
+	if before.QAID != "" {
+		e.Before = summary(before)
+	}
+	s.audit(ctx, e)
+	applied := false
+	return http.StatusOK, wire.RecordResponse{Record: before, Applied: &applied, Reason: reason}, nil
+}
+
+// ownerOf is the project that owns r (def when r is unknown).
+func ownerOf(r core.Record, def string) string {
+	if r.ProjectID != "" {
+		return r.ProjectID
+	}
+	return def
 }
 
 // validationRecorder is a store that returns the record as it was before a

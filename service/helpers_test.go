@@ -19,6 +19,7 @@ import (
 
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/plugins/embedded"
+	"github.com/memex-dev/memex/trust"
 	"github.com/memex-dev/memex/wire"
 )
 
@@ -128,9 +129,11 @@ func (t *teamStore) Projects(ctx context.Context) ([]core.ProjectSummary, error)
 	return out, nil
 }
 
+// newEmbedded opens an embedded store with the service's trust flavour
+// (the creator's own reports do not count: SPEC §5.1), as memex serve does.
 func newEmbedded(tb testing.TB) *embedded.Store {
 	tb.Helper()
-	s, err := embedded.Open(filepath.Join(tb.TempDir(), "memex.db"), embedded.WithKeepOpen())
+	s, err := embedded.Open(filepath.Join(tb.TempDir(), "memex.db"), embedded.WithKeepOpen(), embedded.WithTrustParams(trust.DefaultParams()))
 	if err != nil {
 		tb.Fatalf("embedded.Open: %v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -102,6 +103,26 @@ type receiptVerdict struct {
 	ok       bool
 	reason   string
 	receipt  core.Receipt
+	redeemed string // the receipt id redeemed (restoreReceipt)
+}
+
+// restoreReceipt gives back the receipt v redeemed when the write it
+// guarded did not commit (SPEC §5.4), on a store that can
+// (core.ReceiptRestorer). The write failed, maybe because the request ran
+// out of time: the restore gets a moment of its own.
+func (s *Server) restoreReceipt(ctx context.Context, c echo.Context, project string, v receiptVerdict) {
+	rr, ok := s.receipts.(core.ReceiptRestorer)
+	if !ok || !v.enforced || !v.ok {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(s.cfg.RequestTimeout, 2*time.Second))
+	defer cancel()
+	if err := rr.RestoreReceipt(rctx, project, v.redeemed, callerOf(c).id); err != nil {
+		s.metrics.storeErrors.WithLabelValues("receipt_restore").Inc()
+		s.log.Warn("receipt not restored", "op", "receipt_restore", "project", project, "error", err)
+		return
+	}
+	s.metrics.receipts.WithLabelValues("restored").Inc()
 }
 
 // checkReceipt redeems the receipt a report quotes for the caller.
@@ -138,7 +159,7 @@ func (s *Server) checkReceipt(ctx context.Context, c echo.Context, project, rece
 	case !r.ExpiresAt.IsZero() && s.now().After(r.ExpiresAt):
 		v.reason = wire.ReasonReceiptExpired
 	default:
-		v.ok, v.receipt = true, r
+		v.ok, v.receipt, v.redeemed = true, r, receiptID
 		s.metrics.receipts.WithLabelValues("accepted").Inc()
 		return v, nil
 	}

@@ -666,7 +666,7 @@ func TestReceipts(t *testing.T) {
 	})
 	t.Run("off when not required", func(t *testing.T) {
 		e2 := newEnv(t, withConfig(func(c *Config) { c.RequireReceipts = false }))
-		q := e2.addQA(keyAgentA, "a-proj", "question of e2", "answer of e2")
+		q := e2.addQA(keyAdminA, "a-proj", "question of e2", "answer of e2") // (another key votes: the creator's own reports do not count)
 		var rr wire.RecordResponse
 		e2.must(200, keyAgentA, "POST", "/v1/qa/validate", map[string]any{"project_id": "a-proj", "qa_id": q, "result": "fail"}).decode(t, &rr)
 		if rr.Applied == nil || !*rr.Applied {
@@ -675,7 +675,7 @@ func TestReceipts(t *testing.T) {
 	})
 	t.Run("off without store support", func(t *testing.T) {
 		pe := newEnvFor(t, newEmbedded(t))
-		q := pe.addQA(keyAgentA, "a-proj", "question plain", "answer plain")
+		q := pe.addQA(keyAdminA, "a-proj", "question plain", "answer plain") // (another key votes: the creator's own reports do not count)
 		r := pe.must(200, keyAgentA, "POST", "/v1/qa/search", map[string]any{"project_id": "a-proj", "query": "question plain"})
 		if r.header.Get(wire.HeaderReceipt) != "" {
 			t.Error("receipt issued by a store without receipts")

@@ -153,6 +153,16 @@ const (
 	// ReasonNotServed: the receipt's search did not serve that QA (a
 	// validation must quote the match's own receipt_id).
 	ReasonNotServed = "qa_not_served_by_receipt"
+	// ReasonOtherOwner: the key's project patterns do not cover the QA's
+	// own project (a global QA, or one another project shares with the
+	// key's): it may read the QA but not vote on it.
+	ReasonOtherOwner = "qa_owner_not_covered"
+	// ReasonNotCounted: the store counted nothing — the creator's own
+	// report on its QA (SPEC §5.1), or any report on a frozen QA.
+	ReasonNotCounted = "not_counted"
+	// ReasonOwnReport: a candidate's evidence, its creator's own report,
+	// which never counts in the service (audit only).
+	ReasonOwnReport = "own_report"
 )
 
 // ExpireRequest is POST /v1/qa/expire. Now (RFC 3339, optional) is the

@@ -619,12 +619,15 @@ func testIdempotency(t *testing.T, newPlugin NewFunc) {
 		t.Errorf("repeated candidate event stored %d QAs, want 1", n)
 	}
 
+	// (Another source validates: the creator's own reports count only in
+	// the single-user store.)
+	vctx := as(t, "agent-b")
 	vreq := core.ValidateRequest{ProjectID: projA, QAID: c1.QAID, Result: "pass", SignalStrength: "strong", EventID: "ev-val-1"}
-	v1, err := p.RecordValidation(ctx, vreq)
+	v1, err := p.RecordValidation(vctx, vreq)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v2, err := p.RecordValidation(ctx, vreq)
+	v2, err := p.RecordValidation(vctx, vreq)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -691,11 +694,8 @@ func testDedup(t *testing.T, newPlugin NewFunc) {
 			}
 		})
 	}
-	if g, ok := p.(core.Getter); ok {
-		if r := get(t, g, projA, first); r.SuccessCount != 1 || r.StrongSignalCount != 1 {
-			t.Errorf("evidence of a duplicate candidate: success %d strong %d, want 1 1", r.SuccessCount, r.StrongSignalCount)
-		}
-	}
+	// (What a duplicate's evidence does depends on the store's flavour:
+	// RunLedger's DuplicateEvidence.)
 }
 
 func testConcurrent(t *testing.T, newPlugin NewFunc) {

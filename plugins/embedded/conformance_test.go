@@ -6,6 +6,7 @@ import (
 
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/core/coretest"
+	"github.com/memex-dev/memex/trust"
 )
 
 func newTestStore(tb testing.TB, opts ...Option) *Store {
@@ -20,6 +21,15 @@ func newTestStore(tb testing.TB, opts ...Option) *Store {
 
 func TestConformance(t *testing.T) {
 	coretest.Run(t, func(t *testing.T) core.MemoryPlugin { return newTestStore(t) })
+}
+
+// TestLedgerRules runs the domain rules of trust/ledger in both flavours.
+func TestLedgerRules(t *testing.T) {
+	coretest.RunLedger(t, func(t *testing.T, f coretest.Flavour) core.MemoryPlugin {
+		p := trust.DefaultParams()
+		p.CountCreator = f == coretest.Single
+		return newTestStore(t, WithTrustParams(p))
+	})
 }
 
 func TestConformanceKeepOpen(t *testing.T) {

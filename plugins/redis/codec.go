@@ -11,6 +11,7 @@ import (
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/retrieval"
 	"github.com/memex-dev/memex/trust"
+	"github.com/memex-dev/memex/trust/ledger"
 )
 
 // stored is one QA as kept in Redis: the record's own fields (derived ones
@@ -224,6 +225,25 @@ func toStored(r core.Record, st *trust.State, doc uint64) *stored {
 		s.Hash = r.ContentHash
 	}
 	return s
+}
+
+// entry is st as the ledger sees it (the content hash as for record).
+func (s *stored) entry(withHash bool) ledger.Entry {
+	return ledger.Entry{Rec: s.record(withHash), State: s.State}
+}
+
+// set takes back an entry the ledger changed; the key, the document and
+// the version read stay.
+func (s *stored) set(e ledger.Entry) {
+	r := e.Rec
+	hash := s.Hash // (a text the ledger changed has the computed hash)
+	if r.Question != s.Q || r.Answer != s.A {
+		hash = ""
+	}
+	r.ContentHash = ""
+	n := toStored(r, e.State, s.Doc)
+	n.ID, n.project, n.ver, n.Hash = s.ID, s.project, s.ver, hash
+	*s = *n
 }
 
 // record converts back; derived fields are filled by Store.refresh. The

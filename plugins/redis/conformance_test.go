@@ -8,6 +8,7 @@ import (
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/core/coretest"
 	"github.com/memex-dev/memex/internal/redistest"
+	"github.com/memex-dev/memex/trust"
 )
 
 // newShared returns a store on the shared test server under a prefix
@@ -42,6 +43,15 @@ func newOnClient(tb testing.TB, c redis.UniversalClient, opts ...Option) *Store 
 
 func TestConformance(t *testing.T) {
 	coretest.Run(t, func(t *testing.T) core.MemoryPlugin { return newShared(t) })
+}
+
+// TestLedgerRules runs the domain rules of trust/ledger in both flavours.
+func TestLedgerRules(t *testing.T) {
+	coretest.RunLedger(t, func(t *testing.T, f coretest.Flavour) core.MemoryPlugin {
+		p := trust.DefaultParams()
+		p.CountCreator = f == coretest.Single
+		return newShared(t, WithTrustParams(p))
+	})
 }
 
 func BenchmarkConformance(b *testing.B) {

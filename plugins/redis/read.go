@@ -16,6 +16,7 @@ import (
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/retrieval"
 	"github.com/memex-dev/memex/trust"
+	"github.com/memex-dev/memex/trust/ledger"
 )
 
 // scope is one part of the index a search reads: a project's own QAs, or
@@ -838,11 +839,6 @@ func (s *Store) repFor(ctx context.Context, sts []*stored, hvs map[string]string
 	return out, nil
 }
 
-// visible reports whether project may read st.
-func visible(st *stored, project string) bool {
-	return st.project == project || st.project == core.GlobalProject || slices.Contains(st.Shared, project)
-}
-
 // Search returns the visible QAs matching req.Query in Rank order. It reads
 // the postings of the query's terms (never a scan of the project), then
 // only the records of the best lexical candidates.
@@ -887,7 +883,7 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 	ms := make([]core.Match, 0, len(sts))
 	byID := make(map[string]*stored, len(sts))
 	for i, st := range sts {
-		if st == nil || !visible(st, req.ProjectID) {
+		if st == nil || !ledger.Visible(st.project, st.Shared, req.ProjectID) {
 			continue
 		}
 		rec := s.refreshRecord(reps[st.project], st, now, false)
@@ -959,7 +955,7 @@ func (s *Store) Get(ctx context.Context, projectID, qaID string) (core.Record, e
 		return core.Record{}, s.wrap(ctx, op, err)
 	}
 	if st == nil {
-		return core.Record{}, fmt.Errorf("redis: %s: %w", op, notFound(qaID))
+		return core.Record{}, fmt.Errorf("redis: %s: %w", op, ledger.NotFound(qaID))
 	}
 	reps, err := s.repFor(ctx, []*stored{st}, nil)
 	if err != nil {

@@ -358,3 +358,42 @@ if state == 'u' then return {2} end
 redis.call('SETRANGE', key, 0, 'u')
 return {3, j, 0}
 `}
+
+// restoreReceiptScript gives back a redeemed receipt (its write did not
+// commit: SPEC §5.4), for its source only. KEYS and ARGV as for
+// redeemReceiptScript. Returns {0} unknown/expired, {1} another source's,
+// {2} restored (or it was not spent).
+var restoreReceiptScript = &script{src: `
+local key, n = KEYS[1], 0
+local t = redis.call('TYPE', key)['ok']
+if t == 'none' and tonumber(ARGV[2]) > 0 then
+  key, n = KEYS[2], tonumber(ARGV[2])
+  t = redis.call('TYPE', key)['ok']
+end
+if t == 'hash' and n == 0 then
+  local r = redis.call('HMGET', key, 'j', 'src')
+  if not r[1] then return {0} end
+  if r[2] ~= ARGV[1] then return {1} end
+  redis.call('HSET', key, 'used', '0')
+  return {2}
+end
+if t ~= 'string' then return {0} end
+local v = redis.call('GET', key)
+if string.sub(v, 1, 1) == 'F' then
+  local m, rest = string.match(v, '^F(%d+):(.*)$')
+  if not m then return {0} end
+  m = tonumber(m)
+  if n > m then return {0} end
+  local src = string.match(string.sub(rest, m + 2), '^(.*)%z[^%z]*$')
+  if not src then return {0} end
+  if src ~= ARGV[1] then return {1} end
+  redis.call('SETRANGE', key, #v - #rest + n, 'n')
+  return {2}
+end
+if n > 0 then return {0} end
+local src = string.match(v, '^[nu](.*)%z[^%z]*$')
+if not src then return {0} end
+if src ~= ARGV[1] then return {1} end
+redis.call('SETRANGE', key, 0, 'n')
+return {2}
+`}

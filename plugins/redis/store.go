@@ -22,23 +22,25 @@ import (
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/retrieval"
 	"github.com/memex-dev/memex/trust"
+	"github.com/memex-dev/memex/trust/ledger"
 )
 
 // Compile-time checks of the capabilities the store implements.
 var (
-	_ core.MemoryPlugin  = (*Store)(nil)
-	_ core.Getter        = (*Store)(nil)
-	_ core.Lister        = (*Store)(nil)
-	_ core.Deleter       = (*Store)(nil)
-	_ core.Patcher       = (*Store)(nil)
-	_ core.Importer      = (*Store)(nil)
-	_ core.Expirer       = (*Store)(nil)
-	_ core.Statser       = (*Store)(nil)
-	_ core.Pinger        = (*Store)(nil)
-	_ core.Receipts      = (*Store)(nil)
-	_ core.Auditor       = (*Store)(nil)
-	_ core.ProjectLister = (*Store)(nil)
-	_ io.Closer          = (*Store)(nil)
+	_ core.MemoryPlugin    = (*Store)(nil)
+	_ core.Getter          = (*Store)(nil)
+	_ core.Lister          = (*Store)(nil)
+	_ core.Deleter         = (*Store)(nil)
+	_ core.Patcher         = (*Store)(nil)
+	_ core.Importer        = (*Store)(nil)
+	_ core.Expirer         = (*Store)(nil)
+	_ core.Statser         = (*Store)(nil)
+	_ core.Pinger          = (*Store)(nil)
+	_ core.Receipts        = (*Store)(nil)
+	_ core.ReceiptRestorer = (*Store)(nil)
+	_ core.Auditor         = (*Store)(nil)
+	_ core.ProjectLister   = (*Store)(nil)
+	_ io.Closer            = (*Store)(nil)
 )
 
 // DefaultPrefix is the key prefix when WithPrefix is not given.
@@ -106,7 +108,7 @@ type Store struct {
 	owned    bool
 	k        keys
 	cfg      config
-	model    *trust.Model
+	ledger   *ledger.Ledger
 	analyzer *retrieval.Analyzer
 	scorer   *retrieval.Scorer
 	cache    *indexCache // nil: off
@@ -158,7 +160,7 @@ func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 		rdb:      client,
 		k:        keys{prefix: cfg.prefix},
 		cfg:      cfg,
-		model:    trust.New(cfg.params),
+		ledger:   ledger.New(trust.New(cfg.params)),
 		analyzer: a,
 		scorer:   retrieval.NewScorer(a, retrieval.DefaultParams()),
 		cache:    newIndexCache(cfg.cache),
@@ -396,7 +398,7 @@ func (s *Store) wrap(ctx context.Context, op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	for _, sentinel := range []error{core.ErrNotFound, core.ErrInvalid, core.ErrConflict, core.ErrUnavailable, core.ErrTooLarge} {
+	for _, sentinel := range []error{core.ErrNotFound, core.ErrInvalid, core.ErrConflict, core.ErrUnavailable, core.ErrTooLarge, core.ErrForbidden} {
 		if errors.Is(err, sentinel) {
 			return fmt.Errorf("redis: %s: %w", op, err)
 		}

@@ -203,6 +203,30 @@ func (s *Store) RedeemReceipt(ctx context.Context, projectID, receiptID, source 
 	return r, nil
 }
 
+// RestoreReceipt gives back a receipt redeemed for a write that did not
+// commit (core.ReceiptRestorer), so the write's retry may quote it again.
+func (s *Store) RestoreReceipt(ctx context.Context, projectID, receiptID, source string) error {
+	const op = "restore receipt"
+	if err := core.ValidateProjectID(projectID); err != nil {
+		return fmt.Errorf("redis: %s: %w", op, err)
+	}
+	if receiptID == "" || len(receiptID) > core.MaxQAIDLen {
+		return fmt.Errorf("redis: %s: %w", op, core.ErrNotFound)
+	}
+	search, n := core.SplitReceiptID(receiptID)
+	v, err := s.eval(ctx, restoreReceiptScript.get(), []string{s.k.receipt(projectID, receiptID), s.k.receipt(projectID, search)}, source, n).Slice()
+	if err != nil {
+		return s.wrap(ctx, op, err)
+	}
+	switch code, _ := v[0].(int64); code {
+	case 0:
+		return fmt.Errorf("redis: %s: receipt %s: %w", op, receiptID, core.ErrNotFound)
+	case 1:
+		return fmt.Errorf("redis: %s: receipt %s was issued to another source: %w", op, receiptID, core.ErrConflict)
+	}
+	return nil
+}
+
 // AppendAudit appends an entry to the project's capped audit stream.
 // Concurrent appends are written together: one writer goroutine sends
 // what has queued up as one pipeline (group commit), and each caller

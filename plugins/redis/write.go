@@ -17,6 +17,7 @@ import (
 
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/trust"
+	"github.com/memex-dev/memex/trust/ledger"
 )
 
 // batch is one atomic write of a project: the event key, version checks
@@ -192,27 +193,6 @@ func (s *Store) retry(ctx context.Context, op string, attempt func() (bool, erro
 	return fmt.Errorf("redis: %s: %w (write contention: %d attempts)", op, core.ErrUnavailable, maxCommitAttempts)
 }
 
-// evidenceSource is who vouches for a report: the principal in ctx, else
-// the run, else "local".
-func evidenceSource(ctx context.Context, runID string) (core.Principal, string) {
-	p, ok := core.PrincipalFrom(ctx)
-	switch {
-	case ok && p.ID != "":
-		return p, p.ID
-	case runID != "":
-		return p, runID
-	}
-	return p, "local"
-}
-
-func (s *Store) vote(ctx context.Context, runID string, res core.Result, strength core.Strength, now time.Time) trust.Vote {
-	p, src := evidenceSource(ctx, runID)
-	if p.Human {
-		strength = core.StrengthStrong
-	}
-	return trust.Vote{Source: src, Result: res, Strength: strength, At: now, Human: p.Human, Trusted: p.Trusted}
-}
-
 func eventID(id string) string {
 	if id == "" {
 		return newID("gen_")
@@ -228,80 +208,42 @@ func (s *Store) refresh(rep trust.Reputation, st *stored, now time.Time) core.Re
 // refreshRecord is refresh; withHash false leaves ContentHash unset when
 // it is not stored (search matches do not carry it).
 func (s *Store) refreshRecord(rep trust.Reputation, st *stored, now time.Time, withHash bool) core.Record {
-	r := st.record(withHash)
-	s.model.Fill(&r, s.model.Score(st.State, rep, now))
-	return r
+	e := st.entry(withHash)
+	s.ledger.Refresh(&e, rep, now)
+	return e.Rec
 }
 
-// applyVote records one validation in st and adds the reputation and day
-// counter operations to b. It returns the book with the effects applied.
-func (s *Store) applyVote(b *batch, st *stored, v trust.Vote, rep reputation) reputation {
-	eff := s.model.Apply(st.State, v, rep)
-	rep = s.effectOps(b, st.project, st.State.Creator, eff, rep)
-	var c core.Counters
-	c.Add(v.Result, v.Strength)
-	for i, d := range [6]int64{c.StrongPass, c.StrongFail, c.MediumPass, c.MediumFail, c.WeakPass, c.WeakFail} {
-		st.Counters[i] += d
-	}
-	pass := v.Result == core.ResultPass
-	if pass {
-		st.Succ++
-	} else {
-		st.Fail++
-	}
-	if v.Strength == core.StrengthStrong {
-		st.Strong++
-	}
-	if pass && (v.Human || v.Strength == core.StrengthStrong) {
-		st.Quar = false
-	}
-	st.LastVal = ms(v.At)
-	st.Updated = ms(v.At)
-	field := v.At.UTC().Format(time.DateOnly) + ":f"
-	if pass {
-		field = v.At.UTC().Format(time.DateOnly) + ":p"
-	}
-	b.op("hincr", s.k.days(st.project), field, 1)
-	return rep
-}
+// now is the store's clock in the precision records keep (milliseconds).
+func (s *Store) now() time.Time { return s.cfg.clock().UTC().Truncate(time.Millisecond) }
 
-// effectOps adds Apply's reputation increments to b and returns the book
-// with them applied (for refreshing the record in the same update).
-func (s *Store) effectOps(b *batch, project, creator string, eff trust.Effects, rep reputation) reputation {
-	out := reputation{src: map[string]trust.SourceRep{}, cre: map[string]trust.CreatorRep{}}
-	for k, v := range rep.src {
-		out.src[k] = v
-	}
-	for k, v := range rep.cre {
-		out.cre[k] = v
-	}
+// changeOps adds to b what a ledger event asks the store to persist
+// besides the record: the reputation increments in the owning project's
+// book and the day counter.
+func (s *Store) changeOps(b *batch, project, creator string, ch ledger.Change) {
 	rk := s.k.rep(project)
+	eff := ch.Effects
 	for _, id := range slices.Sorted(maps.Keys(eff.Sources)) {
 		inc := eff.Sources[id]
-		cur := out.src[id]
 		if inc.Agree != 0 {
 			b.op("hincrf", rk, "sa:"+id, strconv.FormatFloat(inc.Agree, 'g', -1, 64))
-			cur.Agree += inc.Agree
 		}
 		if inc.Disagree != 0 {
 			b.op("hincrf", rk, "sd:"+id, strconv.FormatFloat(inc.Disagree, 'g', -1, 64))
-			cur.Disagree += inc.Disagree
 		}
-		out.src[id] = cur
 	}
-	if creator != "" && (eff.Creator.Proven != 0 || eff.Creator.Rejected != 0) {
-		cur := out.cre[creator]
-		if eff.Creator.Proven != 0 {
-			b.op("hincrf", rk, "cp:"+creator, strconv.FormatFloat(eff.Creator.Proven, 'g', -1, 64))
-			cur.Proven += eff.Creator.Proven
-		}
-		if eff.Creator.Rejected != 0 {
-			b.op("hincrf", rk, "cr:"+creator, strconv.FormatFloat(eff.Creator.Rejected, 'g', -1, 64))
-			cur.Rejected += eff.Creator.Rejected
-		}
-		out.cre[creator] = cur
+	if creator != "" && eff.Creator.Proven != 0 {
+		b.op("hincrf", rk, "cp:"+creator, strconv.FormatFloat(eff.Creator.Proven, 'g', -1, 64))
 	}
-	return out
+	if creator != "" && eff.Creator.Rejected != 0 {
+		b.op("hincrf", rk, "cr:"+creator, strconv.FormatFloat(eff.Creator.Rejected, 'g', -1, 64))
+	}
+	if ch.Day != nil {
+		field := ch.Day.Date + ":f"
+		if ch.Day.Pass {
+			field = ch.Day.Date + ":p"
+		}
+		b.op("hincr", s.k.days(project), field, 1)
+	}
 }
 
 func mapsKeys[V any](m map[string]V) []string {
@@ -495,8 +437,6 @@ func covers(have, need []string) bool {
 	return true
 }
 
-func notFound(id string) error { return fmt.Errorf("qa %s: %w", id, core.ErrNotFound) }
-
 // RecordValidation records a pass or fail of a QA visible to the project.
 func (s *Store) RecordValidation(ctx context.Context, req core.ValidateRequest) (core.Record, error) {
 	_, after, err := s.RecordValidationBefore(ctx, req)
@@ -518,8 +458,8 @@ func (s *Store) RecordValidationBefore(ctx context.Context, req core.ValidateReq
 	if err := ctx.Err(); err != nil {
 		return core.Record{}, core.Record{}, s.wrap(ctx, op, err)
 	}
-	now := s.cfg.clock().UTC()
-	v := s.vote(ctx, req.RunID, res, strength, now)
+	now := s.now()
+	v := s.ledger.Vote(ctx, req.RunID, res, strength, now)
 	eid := eventID(req.EventID)
 	unlock, err := s.lockMany(ctx, req.ProjectID, []string{req.QAID})
 	if err != nil {
@@ -535,8 +475,11 @@ func (s *Store) RecordValidationBefore(ctx context.Context, req core.ValidateReq
 			return false, err
 		}
 		if st == nil {
-			err := s.repeated(ctx, "v", req.ProjectID, eid, &out, notFound(req.QAID))
+			err := s.repeated(ctx, "v", req.ProjectID, eid, &out, ledger.NotFound(req.QAID))
 			return err == nil, err
+		}
+		if err := ledger.MayVote(ctx, st.project); err != nil {
+			return false, err
 		}
 		need := repFields([]*trust.State{st.State}, v.Source)
 		var rep reputation
@@ -547,19 +490,21 @@ func (s *Store) RecordValidationBefore(ctx context.Context, req core.ValidateReq
 			return false, err
 		}
 		s.hints.put(hintKey, need)
-		before = s.refreshRecord(rep, st, now, true)
+		e := st.entry(true)
+		s.ledger.Refresh(&e, rep, now)
+		before = e.Rec
+		ch := s.ledger.Validation(&e, v, rep)
+		rec := e.Rec
+		st.set(e)
 		key := s.k.qa(st.project, st.ID)
 		b := newBatch(s.k.event(st.project, "v", req.ProjectID, eid))
 		b.version(key, st.ver)
-		rep = s.applyVote(b, st, v, rep)
+		s.changeOps(b, st.project, st.State.Creator, ch)
 		val, err := st.encode(st.ver + 1)
 		if err != nil {
 			return false, err
 		}
 		b.op("set", key, val)
-		// (A vote leaves the text, so the content hash, as it was.)
-		rec := s.refreshRecord(rep, st, now, false)
-		rec.ContentHash = before.ContentHash
 		body, err := json.Marshal(withoutText(rec))
 		if err != nil {
 			return false, err
@@ -623,7 +568,7 @@ func (s *Store) RecordHit(ctx context.Context, req core.HitRequest) (core.HitRes
 	if err := ctx.Err(); err != nil {
 		return core.HitResult{}, s.wrap(ctx, op, err)
 	}
-	now := s.cfg.clock().UTC()
+	now := s.now()
 	eid := eventID(req.EventID)
 	// Resolve owners once; a QA's owner does not change.
 	owners := map[string]string{}
@@ -678,7 +623,7 @@ func (s *Store) hitGroup(ctx context.Context, req core.HitRequest, owner string,
 			if err != nil {
 				return false, err
 			}
-			if st != nil && (owner == req.ProjectID || owner == core.GlobalProject || slices.Contains(st.Shared, req.ProjectID)) {
+			if st != nil && ledger.Visible(owner, st.Shared, req.ProjectID) {
 				recs[id] = st
 			}
 		}
@@ -686,16 +631,14 @@ func (s *Store) hitGroup(ctx context.Context, req core.HitRequest, owner string,
 		count := 0
 		for _, ref := range req.References {
 			st := recs[ref.QAID]
-			if st == nil || owners[ref.QAID] != owner || (!ref.Shown && !ref.Used) {
+			if st == nil || owners[ref.QAID] != owner {
 				continue
 			}
-			if ref.Shown {
-				st.Usage++
+			e := st.entry(false)
+			if !s.ledger.Hit(&e.Rec, ref, now) {
+				continue
 			}
-			if ref.Used {
-				st.Use++
-				st.LastUsed = ms(now)
-			}
+			st.set(e)
 			count++
 		}
 		for _, id := range ids {

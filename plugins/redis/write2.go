@@ -13,6 +13,7 @@ import (
 
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/trust"
+	"github.com/memex-dev/memex/trust/ledger"
 )
 
 // lockMany locks the stripes of ids of project in a fixed order and
@@ -156,9 +157,9 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 	if err := ctx.Err(); err != nil {
 		return core.CandidateResult{}, s.wrap(ctx, op, err)
 	}
-	now := s.cfg.clock().UTC().Truncate(time.Millisecond) // stored in ms
+	now := s.now()
 	p := req.ProjectID
-	_, creator := evidenceSource(ctx, req.RunID)
+	_, creator := ledger.Source(ctx, req.RunID)
 	eid := eventID(req.EventID)
 	evKey := s.k.event(p, "c", p, eid)
 	var out core.CandidateResult
@@ -178,16 +179,11 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 	if id == "" {
 		id = newID("qa_")
 	}
-	shared := []string{}
-	for _, sp := range req.SharedProjects {
-		if !slices.Contains(shared, sp) {
-			shared = append(shared, sp)
-		}
-	}
+	shared := ledger.SharedProjects(req.SharedProjects)
 	var doc uint64
 	registered := false
 	err := s.retry(ctx, op, func() (bool, error) {
-		dup, err := s.findDuplicate(ctx, p, req.Question, req.Answer, hash)
+		dup, err := s.findDuplicate(ctx, req, hash)
 		if err != nil {
 			return false, err
 		}
@@ -203,19 +199,23 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 			}
 			b := newBatch(evKey)
 			if req.Evidence != nil {
-				key := s.k.qa(p, dup.ID)
-				b.version(key, dup.ver)
-				v := s.vote(ctx, req.RunID, req.Evidence.Result, core.NormalizeStrength(string(req.Evidence.Strength)), now)
+				v := s.ledger.Vote(ctx, req.RunID, req.Evidence.Result, core.NormalizeStrength(string(req.Evidence.Strength)), now)
 				rep, err := s.readRep(ctx, p, []*trust.State{dup.State}, v.Source)
 				if err != nil {
 					return false, err
 				}
-				s.applyVote(b, dup, v, rep)
-				val, err := dup.encode(dup.ver + 1)
-				if err != nil {
-					return false, err
+				e := dup.entry(false)
+				if ch := s.ledger.CandidateEvidence(&e, v, rep, true); ch.Applied {
+					dup.set(e)
+					key := s.k.qa(p, dup.ID)
+					b.version(key, dup.ver)
+					s.changeOps(b, p, dup.State.Creator, ch)
+					val, err := dup.encode(dup.ver + 1)
+					if err != nil {
+						return false, err
+					}
+					b.op("set", key, val)
 				}
-				b.op("set", key, val)
 			}
 			res := core.CandidateResult{QAID: dup.ID, Status: dup.State.Status, DeduplicatedInto: dup.ID}
 			return s.commitResult(ctx, b, res, &out)
@@ -240,31 +240,20 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 			}
 			registered = true
 		}
-		tags := slices.Clone(req.Tags)
-		rec := core.Record{
-			QAID: id, ProjectID: p, Question: req.Question, Answer: req.Answer, Summary: req.Summary,
-			Tags: tags, Metadata: req.Metadata, Source: req.Source, Author: req.Author,
-			CreatedAt: now, UpdatedAt: now, ContentHash: hash, SharedProjects: shared,
-		}
-		if q, ok := req.Metadata["quarantined"].(bool); ok && q {
-			rec.Quarantined = true
-		}
-		if req.Confidence != nil {
-			rec.Confidence = *req.Confidence
-		}
-		st := toStored(rec, trust.NewState(creator, now), doc)
+		e := s.ledger.NewCandidate(req, id, creator, now)
 		key := s.k.qa(p, id)
 		b := newBatch(evKey)
 		b.version(key, 0)
 		b.absentField(s.k.hashes(p, hashField(hash)), hashField(hash))
 		if req.Evidence != nil {
-			v := s.vote(ctx, req.RunID, req.Evidence.Result, core.NormalizeStrength(string(req.Evidence.Strength)), now)
-			rep, err := s.readRep(ctx, p, []*trust.State{st.State}, v.Source)
+			v := s.ledger.Vote(ctx, req.RunID, req.Evidence.Result, core.NormalizeStrength(string(req.Evidence.Strength)), now)
+			rep, err := s.readRep(ctx, p, []*trust.State{e.State}, v.Source)
 			if err != nil {
 				return false, err
 			}
-			s.applyVote(b, st, v, rep)
+			s.changeOps(b, p, e.State.Creator, s.ledger.CandidateEvidence(&e, v, rep, false))
 		}
+		st := toStored(e.Rec, e.State, doc)
 		val, err := st.encode(1)
 		if err != nil {
 			return false, err
@@ -298,24 +287,25 @@ func (s *Store) commitResult(ctx context.Context, b *batch, res any, out any) (b
 	return false, nil
 }
 
-// findDuplicate returns the QA of project that the text duplicates: same
-// content hash, else a near duplicate among the lexical matches of the
-// question (question and answer both ≥ core.DuplicateThreshold similar).
-func (s *Store) findDuplicate(ctx context.Context, p, question, answer, hash string) (*stored, error) {
+// findDuplicate returns the QA that req duplicates (ledger.Duplicate): the
+// one its content hash indexes, else one of the lexical matches of the
+// question.
+func (s *Store) findDuplicate(ctx context.Context, req core.CandidateRequest, hash string) (*stored, error) {
+	p := req.ProjectID
 	if id, err := s.rdb.HGet(ctx, s.k.hashes(p, hashField(hash)), hashField(hash)).Result(); err == nil {
 		st, err := s.readStored(ctx, p, id)
 		if err != nil {
 			return nil, err
 		}
-		if st != nil && st.contentHash() == hash {
+		if st != nil && ledger.Duplicate(req, hash, st.record(true)) {
 			return st, nil
 		}
 	}
-	src, err := s.newSource(ctx, p, question, true)
+	src, err := s.newSource(ctx, p, req.Question, true)
 	if err != nil {
 		return nil, err
 	}
-	hits, err := s.scorer.SearchTerms(ctx, src, src.terms, dupCandidates, 0)
+	hits, err := s.scorer.SearchTerms(ctx, src, src.terms, ledger.DupCandidates, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -324,10 +314,7 @@ func (s *Store) findDuplicate(ctx context.Context, p, question, answer, hash str
 		return nil, err
 	}
 	for _, st := range recs {
-		if st == nil || st.project != p {
-			continue
-		}
-		if core.Similarity(question, st.Q) >= core.DuplicateThreshold && core.Similarity(answer, st.A) >= core.DuplicateThreshold {
+		if st != nil && ledger.Duplicate(req, hash, st.record(true)) {
 			return st, nil
 		}
 	}
@@ -343,7 +330,7 @@ func (s *Store) Patch(ctx context.Context, req core.PatchRequest) (core.Record, 
 	if err := ctx.Err(); err != nil {
 		return core.Record{}, s.wrap(ctx, op, err)
 	}
-	now := s.cfg.clock().UTC()
+	now := s.now()
 	p := req.ProjectID
 	eid := eventID(req.EventID)
 	unlock, err := s.lockMany(ctx, p, []string{req.QAID})
@@ -358,41 +345,33 @@ func (s *Store) Patch(ctx context.Context, req core.PatchRequest) (core.Record, 
 			return false, err
 		}
 		if st == nil {
-			err := s.repeated(ctx, "p", p, eid, &out, notFound(req.QAID))
+			err := s.repeated(ctx, "p", p, eid, &out, ledger.NotFound(req.QAID))
 			return err == nil, err
 		}
 		key := s.k.qa(p, st.ID)
 		b := newBatch(s.k.event(p, "p", p, eid))
 		b.version(key, st.ver)
-		if req.Answer != nil && *req.Answer != st.A {
-			s.indexOps(b, st, false)
-			st.A = *req.Answer
-			st.Hash = ""
-			s.indexOps(b, st, true)
-		}
-		if req.Summary != nil {
-			st.Summary = *req.Summary
-		}
-		if req.Tags != nil {
-			st.Tags = slices.Clone(*req.Tags)
-		}
 		rep, err := s.readRep(ctx, p, []*trust.State{st.State})
 		if err != nil {
 			return false, err
 		}
-		if req.Status != nil {
-			eff := s.model.SetStatusEffects(st.State, *req.Status, now)
-			rep = s.effectOps(b, p, st.State.Creator, eff, rep)
-			st.Quar = false
+		e := st.entry(true)
+		reindex := ledger.TextChanged(e.Rec, req)
+		if reindex {
+			s.indexOps(b, st, false)
 		}
-		st.Updated = ms(now)
+		ch := s.ledger.Verdict(&e, req, rep, now)
+		st.set(e)
+		if reindex {
+			s.indexOps(b, st, true)
+		}
+		s.changeOps(b, p, st.State.Creator, ch)
 		val, err := st.encode(st.ver + 1)
 		if err != nil {
 			return false, err
 		}
 		b.op("set", key, val)
-		rec := s.refresh(rep, st, now)
-		return s.commitResult(ctx, b, rec, &out)
+		return s.commitResult(ctx, b, e.Rec, &out)
 	})
 	if err != nil {
 		return core.Record{}, err
@@ -424,7 +403,7 @@ func (s *Store) Delete(ctx context.Context, projectID, qaID string) error {
 			return false, err
 		}
 		if st == nil {
-			return false, notFound(qaID)
+			return false, ledger.NotFound(qaID)
 		}
 		key := s.k.qa(projectID, qaID)
 		b := newBatch(s.k.event(projectID, "d", projectID, eid))
@@ -445,20 +424,14 @@ const importChunk = 100
 func (s *Store) Import(ctx context.Context, recs []core.Record) error {
 	const op = "import"
 	for i, r := range recs {
-		if err := core.ValidateProjectID(r.ProjectID); err != nil {
-			return fmt.Errorf("redis: %s: record %d: %w", op, i, err)
-		}
-		if err := core.ValidateQAID(r.QAID); err != nil {
-			return fmt.Errorf("redis: %s: record %d: %w", op, i, err)
-		}
-		if r.Status != "" && !r.Status.Valid() {
-			return fmt.Errorf("redis: %s: record %d: %w", op, i, core.Invalid("status", "unknown status"))
+		if err := ledger.ValidateImport(i, r); err != nil {
+			return fmt.Errorf("redis: %s: %w", op, err)
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return s.wrap(ctx, op, err)
 	}
-	now := s.cfg.clock().UTC()
+	now := s.now()
 	byProject := map[string][]core.Record{}
 	var order []string
 	for _, r := range recs {
@@ -549,8 +522,8 @@ func (s *Store) importChunk(ctx context.Context, p string, rs []core.Record, now
 			} else {
 				doc, free = free[0], free[1:]
 			}
-			normalizeImported(&r, now)
-			st := toStored(r, trust.ImportedState(r), doc)
+			e := s.ledger.Import(r, now)
+			st := toStored(e.Rec, e.State, doc)
 			st.ver = 1
 			if old != nil {
 				st.ver = old.ver + 1
@@ -566,24 +539,6 @@ func (s *Store) importChunk(ctx context.Context, p string, rs []core.Record, now
 		var ignored int
 		return s.commitResult(ctx, b, len(rs), &ignored)
 	})
-}
-
-func normalizeImported(r *core.Record, now time.Time) {
-	if r.Status == "" {
-		r.Status = core.StatusCandidate
-	}
-	if r.CreatedAt.IsZero() {
-		// Whole milliseconds: the record keeps ms, and a state created at
-		// exactly that time need not be stored (codec.go, pristine).
-		r.CreatedAt = now.Truncate(time.Millisecond)
-	}
-	if r.UpdatedAt.IsZero() {
-		r.UpdatedAt = r.CreatedAt
-	}
-	if r.ContentHash == "" {
-		r.ContentHash = core.ContentHash(r.Question, r.Answer)
-	}
-	r.Level = core.LevelName(r.ValidationLevel)
 }
 
 // Expire deprecates candidates never validated within the candidate TTL,
@@ -643,10 +598,11 @@ func (s *Store) expireOne(ctx context.Context, p, id string, now time.Time) (boo
 		if err != nil || st == nil {
 			return st == nil, err
 		}
-		if st.State.Status != core.StatusCandidate || !s.model.Expire(st.State, now) {
+		e := st.entry(false)
+		if !s.ledger.Expire(&e, trust.NoReputation, now) {
 			return true, nil
 		}
-		st.Updated = ms(now)
+		st.set(e)
 		key := s.k.qa(p, id)
 		b := newBatch(s.k.event(p, "x", p, eid))
 		b.version(key, st.ver)
