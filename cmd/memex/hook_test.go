@@ -19,6 +19,7 @@ import (
 
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/hooks"
+	"github.com/memex-dev/memex/internal/redistest"
 	"github.com/memex-dev/memex/plugins/embedded"
 )
 
@@ -662,4 +663,72 @@ func TestHookSecretsStayOut(t *testing.T) {
 		t.Errorf("hooks.log: %q", l)
 	}
 	_ = io.Discard
+}
+
+// playSession runs one prompt → transcript → stop turn of a host with the
+// installed commands and returns the prompt hook's output.
+func (e *hostEnv) playSession(spec hostSpec, cmds map[string][]string, sid, prompt, answer string, fail bool) []byte {
+	e.t.Helper()
+	transcript := filepath.Join(e.home, "transcripts", sid+spec.ext)
+	out, _ := e.sh(cmds[spec.prompt][0], spec.promptInput(e, sid, "turn-1", transcript, prompt))
+	e.writeTranscript(spec, sid, prompt, answer, fail)
+	if stop, _ := e.sh(cmds[spec.stop][0], spec.stopInput(e, sid, "turn-1", transcript, prompt, answer)); len(stop) != 0 {
+		e.t.Errorf("the stop hook wrote %q", stop)
+	}
+	return out
+}
+
+// TestHookStores: the hooks work on every store — Redis, and a memex serve
+// over HTTP, whose records wait in the outbox while it is down.
+func TestHookStores(t *testing.T) {
+	spec := hostSpecs[0]
+	const answer = "The map in cache.go is written from two goroutines. Guard every read and write of c.m with a sync.Mutex (or use sync.Map), then rerun go test -race ./cache/... to confirm the race is gone."
+	const prompt1 = "How do I fix the data race on the cache map that go test -race reports?"
+	const prompt2 = "go test -race says there is a data race in the cache map. How can I fix it?"
+
+	t.Run("redis", func(t *testing.T) {
+		srv := redistest.StartServer(t, redistest.ServerOptions{})
+		e := newHostEnv(t)
+		e.env = append(e.env, "MEMEX_STORE="+srv.URL())
+		if out, err := e.memex("hook", "install", "claude"); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		cmds := e.commands(spec)
+		e.playSession(spec, cmds, "r1", prompt1, answer, false)
+		out := e.playSession(spec, cmds, "r2", prompt2, "Done as [QA_REF x] says.", false)
+		if !qaRef.Match(out) {
+			t.Fatalf("session 2 on Redis injected nothing: %s\nlog: %s", out, e.log())
+		}
+		if l := e.log(); l != "" {
+			t.Errorf("hooks.log: %s", l)
+		}
+	})
+
+	t.Run("http with the service down", func(t *testing.T) {
+		e := newHostEnv(t)
+		addr := freeAddr(t)
+		e.env = append(e.env, "MEMEX_STORE=http://"+addr)
+		if out, err := e.memex("hook", "install", "claude"); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		cmds := e.commands(spec)
+		if out := e.playSession(spec, cmds, "h1", prompt1, answer, false); len(out) != 0 {
+			t.Fatalf("output while the service is down: %s", out)
+		}
+		if !strings.Contains(e.log(), "memory unavailable") {
+			t.Errorf("hooks.log does not say the memory was unavailable: %s", e.log())
+		}
+		served := serveAt(t, addr)
+		if out, err := e.memex("outbox", "flush"); err != nil || !strings.Contains(out, "delivered: 1") {
+			t.Fatalf("outbox flush: %v\n%s", err, out)
+		}
+		page, err := served.List(t.Context(), core.ListRequest{ProjectID: core.SanitizeProjectID(e.project)})
+		if err != nil || len(page.Items) != 1 || page.Items[0].Question != prompt1 {
+			t.Fatalf("the service holds %+v (%v); want the spooled candidate", page.Items, err)
+		}
+		out := e.playSession(spec, cmds, "h2", prompt2, "Done as [QA_REF "+page.Items[0].QAID+"] says; go test -race passes.", false)
+		if !strings.Contains(string(out), page.Items[0].QAID) {
+			t.Fatalf("session 2 over HTTP did not inject the QA: %s\nlog: %s", out, e.log())
+		}
+	})
 }
