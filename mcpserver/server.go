@@ -46,6 +46,8 @@ type Server struct {
 	now     func() time.Time
 	logger  *slog.Logger
 	engOpts []engine.Option
+	items   core.ItemStore    // nil: no note tools
+	scopes  core.ScopeContext // the ids the note tools' scopes resolve from
 }
 
 // Option configures a Server.
@@ -93,4 +95,5 @@ func New(store core.MemoryPlugin, cfg Config, opts ...Option) *mcp.Server {
 // register adds every tool group.
 func (s *Server) register(srv *mcp.Server) {
 	s.addQATools(srv)
+	s.addNoteTools(srv)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/memex-dev/memex/engine"
 	"github.com/memex-dev/memex/mcpserver"
 )
 
@@ -34,8 +35,13 @@ func cmdMCP(ctx context.Context, a *app, args []string) error {
 	}
 	defer s.close()
 	logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv := mcpserver.New(s.store, mcpserver.Config{ProjectID: s.project, Version: version, Engine: s.cfg.Engine},
-		mcpserver.WithLogger(logger))
+	opts := []mcpserver.Option{mcpserver.WithLogger(logger)}
+	if st := a.runNotes(s, true); st != nil {
+		// Scoped notes: the tools, and the notes in memex_memory_block.
+		opts = append(opts, mcpserver.WithNotes(st, a.scopeContext(s, s.cfg.Scopes.Session)),
+			mcpserver.WithEngineOptions(engine.WithNotes(a.noteRecaller(s, st, s.cfg.Scopes.Session))))
+	}
+	srv := mcpserver.New(s.store, mcpserver.Config{ProjectID: s.project, Version: version, Engine: s.cfg.Engine}, opts...)
 	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}})
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("mcp: %w", err)

@@ -19,11 +19,15 @@ var mcpToolCalls = []struct {
 	tool string
 	args map[string]any
 }{
+	{"memex_note_put", map[string]any{"scope": "project", "key": "race", "text": "run go test -race before every commit"}},
+	{"memex_note_get", map[string]any{"scope": "project", "key": "race"}},
+	{"memex_note_search", map[string]any{"query": "race"}},
 	{"memex_record_candidate", map[string]any{"question": "how do I fix the data race on the cache map?", "answer": "Guard every access to the map with a sync.Mutex, then rerun go test -race ./cache/..."}},
 	{"memex_search", map[string]any{"query": "data race cache map"}},
 	{"memex_memory_block", map[string]any{"query": "go test -race reports a data race in the cache map"}},
 	{"memex_validate", map[string]any{"qa_id": "{qa}", "result": "pass"}},
 	{"memex_stats", map[string]any{}},
+	{"memex_note_delete", map[string]any{"scope": "project", "key": "race"}},
 }
 
 // TestMCPStdioSDKClient drives `memex mcp` as a process over stdio with the
