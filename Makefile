@@ -11,7 +11,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 MEMEX_TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 export MEMEX_TEST_REDIS_URL
 
-.PHONY: all build test lint bench fuzz demo clean perf scale compare retrieval-perf mcp-inspector
+.PHONY: chromium ui-screenshots all build test lint bench fuzz demo clean perf scale compare retrieval-perf mcp-inspector
 
 all: lint test build
 
@@ -22,6 +22,14 @@ build:
 ## test: every test with the race detector
 test:
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+
+## chromium: install Debian's chromium for the dashboard's browser tests (apt-get, when missing)
+chromium:
+	bash scripts/install-chromium.sh
+
+## ui-screenshots: rerun the dashboard's browser tests, writing a PNG of each page to docs/dashboard
+ui-screenshots: chromium
+	MEMEX_UI_SCREENSHOTS=$(CURDIR)/docs/dashboard $(GO) test -count=1 -run 'TestDashboardInBrowser' ./cmd/memex
 
 ## lint: gofmt check and go vet
 # The MCP Inspector's CLI (pinned in tools/mcp-inspector/package-lock.json),
