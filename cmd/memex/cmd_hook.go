@@ -242,6 +242,10 @@ func (a *app) hookPrompt(ctx context.Context, h hooks.Host, event string, in hoo
 		}
 		opts = append(opts, engine.WithRand(rand.New(rand.NewPCG(n, n))))
 	}
+	if notes := a.runNotes(s, ec.Enabled); notes != nil {
+		// Scoped notes: the host's session is the conversation.
+		opts = append(opts, engine.WithNotes(a.noteRecaller(s, notes, in.SessionID)))
+	}
 	eng := engine.New(s.store, ec, opts...)
 	pre, err := eng.Pre(ctx, engine.Task{ProjectID: s.project, Query: query})
 	if err != nil {
@@ -257,7 +261,7 @@ func (a *app) hookPrompt(ctx context.Context, h hooks.Host, event string, in hoo
 			break
 		}
 		gk.MaxBlockChars = gk.MaxBlockChars * 3 / 4
-		b := gatekeeper.Render(pre.Decision.Items, gk, time.Now())
+		b := gatekeeper.RenderWithNotes(pre.Decision.Items, pre.Notes, gk, time.Now())
 		block, shown = b.Text, b.Shown
 	}
 	st := hooks.TurnState{

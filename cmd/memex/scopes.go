@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os/user"
+	"path/filepath"
 	"strings"
 
 	"github.com/memex-dev/memex/core"
@@ -112,6 +113,8 @@ func (a *app) items(s *session) (core.ItemStore, error) {
 	var audit core.Auditor
 	if au, ok := s.store.(core.Auditor); ok {
 		audit = au
+	} else if dir, err := dataDir(a.getenv); err == nil {
+		audit = &fileAudit{path: filepath.Join(dir, "audit.jsonl")}
 	}
 	policy := core.ItemPolicy{MaxEntries: s.cfg.Scopes.MaxEntries, MaxValueBytes: s.cfg.Scopes.MaxValueBytes}
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

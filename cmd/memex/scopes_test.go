@@ -1,10 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/internal/redistest"
 	redisstore "github.com/memex-dev/memex/plugins/redis"
 	"github.com/memex-dev/memex/service"
@@ -128,5 +132,72 @@ func TestScopesOverServe(t *testing.T) {
 	code, _, errOut := w.run("bob", "note", "list", "--ns", "user/alice")
 	if code == 0 || !strings.Contains(errOut, "access denied") {
 		t.Errorf("bob listing user/alice: exit %d, %s", code, errOut)
+	}
+}
+
+// TestHookScopes: a host's prompt hook shows the user's notes and the
+// notes of its own session (the host's session id is the conversation),
+// never another session's.
+func TestHookScopes(t *testing.T) {
+	spec := hostSpecs[0]
+	e := newHostEnv(t)
+	e.env = append(e.env, "MEMEX_USER=alice")
+	if out, err := e.memex("hook", "install", "claude"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, args := range [][]string{
+		{"note", "add", "--scope", "user", "prefers table-driven tests"},
+		{"note", "add", "--scope", "conversation", "--session", "sess-1", "the flaky test is TestParseDates"},
+	} {
+		if out, err := e.memex(args...); err != nil {
+			t.Fatalf("memex %v: %v\n%s", args, err, out)
+		}
+	}
+	cmds := e.commands(spec)
+	prompt := "How do I fix the data race on the cache map?"
+	transcript := filepath.Join(e.home, "transcripts", "x"+spec.ext)
+	out1, _ := e.sh(cmds[spec.prompt][0], spec.promptInput(e, "sess-1", "t1", transcript, prompt))
+	out2, _ := e.sh(cmds[spec.prompt][0], spec.promptInput(e, "sess-2", "t1", transcript, prompt))
+	if !strings.Contains(string(out1), "table-driven") || !strings.Contains(string(out1), "TestParseDates") {
+		t.Errorf("session 1's prompt hook lacks the user's or its session's note: %s\nlog: %s", out1, e.log())
+	}
+	if !strings.Contains(string(out2), "table-driven") || strings.Contains(string(out2), "TestParseDates") {
+		t.Errorf("session 2's prompt hook: want the user's note and not session 1's: %s", out2)
+	}
+}
+
+// TestNoteAudit: every local write and clear is in the audit log (the
+// embedded store keeps none: <data dir>/audit.jsonl) with who, what, when
+// and before → after, never the value.
+func TestNoteAudit(t *testing.T) {
+	c := newCLI(t)
+	c.env["MEMEX_USER"] = "alice"
+	c.mustRun("", "note", "put", "--scope", "user", "k", `{"text":"first value"}`)
+	c.mustRun("", "note", "put", "--scope", "user", "k", `{"text":"second value"}`)
+	c.mustRun("", "note", "rm", "--scope", "user", "k")
+	c.mustRun("", "note", "clear", "--scope", "user")
+	b, err := os.ReadFile(filepath.Join(c.env["XDG_DATA_HOME"], "memex", "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var e core.AuditEntry
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		if e.KeyID != "local:alice" || e.Namespace != "user/alice" || e.Time.IsZero() {
+			t.Errorf("entry %+v: want who, where and when", e)
+		}
+		got = append(got, e.Action+" "+e.Key)
+	}
+	if want := "store_put k,store_put k,store_delete k,store_clear "; strings.Join(got, ",") != want {
+		t.Errorf("audit = %v, want %s", got, want)
+	}
+	if strings.Contains(string(b), "value") {
+		t.Errorf("the audit log holds a value: %s", b)
+	}
+	if !strings.Contains(string(b), `"before"`) || !strings.Contains(string(b), `"after"`) {
+		t.Errorf("no before → after: %s", b)
 	}
 }
