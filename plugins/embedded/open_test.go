@@ -101,3 +101,21 @@ func TestPackedBuckets(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCommitsAreSynced: every commit is fsync'd before a write returns
+// (an acknowledged write survives a crash of the machine, not only of the
+// process): the store never opens bbolt with NoSync.
+func TestCommitsAreSynced(t *testing.T) {
+	s := newTestStore(t)
+	db, err := s.openDB(t.Context(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.closeDB(db)
+	if db.NoSync {
+		t.Errorf("a per-operation handle has fsync off")
+	}
+	if ks := newTestStore(t, WithKeepOpen()); ks.db.NoSync {
+		t.Errorf("the keep-open handle has fsync off")
+	}
+}

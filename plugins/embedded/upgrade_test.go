@@ -437,3 +437,38 @@ func TestFixtureHistoryMatchesUpgrade(t *testing.T) {
 		}
 	}
 }
+
+// TestResumedUpgradeCountsOnce resumes an upgrade that was killed after
+// it had converted some records: the collection statistics it had counted
+// (stats2) are dropped with the other rebuilt buckets, not counted twice.
+func TestResumedUpgradeCountsOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memex.db")
+	recs := coretest.Corpus(30, "p", 5)
+	writeV1Store(t, path, recs)
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a killed upgrade leaves: v2 buckets partly built, version 1.
+	err = db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(bStats)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte(ownScope("p")), uvarints(12, 120, 480))
+	})
+	_ = db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newTestStoreAt(t, path)
+	err = s.view(t.Context(), "check", func(tx *bolt.Tx) error {
+		if n := readUvarints(tx.Bucket(bStats).Get([]byte(ownScope("p"))), 3)[0]; n != uint64(len(recs)) {
+			t.Errorf("stats2 counts %d documents of p, want %d", n, len(recs))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
