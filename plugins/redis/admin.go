@@ -1,0 +1,312 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/trust"
+	"github.com/memex-dev/memex/trust/ledger"
+)
+
+// Patch applies a human verdict or edit to a QA of the project.
+func (s *Store) Patch(ctx context.Context, req core.PatchRequest) (core.Record, error) {
+	const op = "patch"
+	if err := req.Validate(); err != nil {
+		return core.Record{}, fmt.Errorf("redis: %s: %w", op, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return core.Record{}, s.wrap(ctx, op, err)
+	}
+	now := s.now()
+	p := req.ProjectID
+	eid := eventID(req.EventID)
+	unlock, err := s.lockMany(ctx, p, []string{req.QAID})
+	if err != nil {
+		return core.Record{}, err
+	}
+	defer unlock()
+	var out core.Record
+	err = s.retry(ctx, op, func() (bool, error) {
+		st, err := s.readStored(ctx, p, req.QAID)
+		if err != nil {
+			return false, err
+		}
+		if st == nil {
+			err := s.repeated(ctx, "p", p, eid, &out, ledger.NotFound(req.QAID))
+			return err == nil, err
+		}
+		key := s.k.qa(p, st.ID)
+		b := newBatch(s.k.event(p, "p", p, eid))
+		b.version(key, st.ver)
+		rep, err := s.readRep(ctx, p, []*trust.State{st.State})
+		if err != nil {
+			return false, err
+		}
+		e := st.entry(true)
+		reindex := ledger.TextChanged(e.Rec, req)
+		if reindex {
+			s.indexOps(b, st, false)
+		}
+		ch := s.ledger.Verdict(&e, req, rep, now)
+		st.set(e)
+		if reindex {
+			s.indexOps(b, st, true)
+		}
+		s.changeOps(b, p, st.State.Creator, ch)
+		val, err := st.encode(st.ver + 1)
+		if err != nil {
+			return false, err
+		}
+		b.op("set", key, val)
+		return s.commitResult(ctx, b, e.Rec, &out)
+	})
+	if err != nil {
+		return core.Record{}, err
+	}
+	return out, nil
+}
+
+// Delete removes a QA of the project from every index.
+func (s *Store) Delete(ctx context.Context, projectID, qaID string) error {
+	const op = "delete"
+	if err := core.ValidateProjectID(projectID); err != nil {
+		return fmt.Errorf("redis: %s: %w", op, err)
+	}
+	if err := core.ValidateQAID(qaID); err != nil {
+		return fmt.Errorf("redis: %s: %w", op, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return s.wrap(ctx, op, err)
+	}
+	unlock, err := s.lockMany(ctx, projectID, []string{qaID})
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	eid := newID("del_")
+	return s.retry(ctx, op, func() (bool, error) {
+		st, err := s.readStored(ctx, projectID, qaID)
+		if err != nil {
+			return false, err
+		}
+		if st == nil {
+			return false, ledger.NotFound(qaID)
+		}
+		key := s.k.qa(projectID, qaID)
+		b := newBatch(s.k.event(projectID, "d", projectID, eid))
+		b.version(key, st.ver)
+		b.op("del", key)
+		s.indexOps(b, st, false)
+		var ignored string
+		return s.commitResult(ctx, b, qaID, &ignored)
+	})
+}
+
+// importChunk is how many records one import script writes.
+const importChunk = 100
+
+// Import stores full records as they are (ids, counters and timestamps
+// kept), replacing records with the same qa_id, in atomic chunks of 100
+// records of one project.
+func (s *Store) Import(ctx context.Context, recs []core.Record) error {
+	const op = "import"
+	for i, r := range recs {
+		if err := ledger.ValidateImport(i, r); err != nil {
+			return fmt.Errorf("redis: %s: %w", op, err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return s.wrap(ctx, op, err)
+	}
+	now := s.now()
+	byProject := map[string][]core.Record{}
+	var order []string
+	for _, r := range recs {
+		if _, ok := byProject[r.ProjectID]; !ok {
+			order = append(order, r.ProjectID)
+		}
+		byProject[r.ProjectID] = append(byProject[r.ProjectID], r)
+	}
+	for _, p := range order {
+		if err := s.ensureProject(ctx, p); err != nil {
+			return err
+		}
+		rs := byProject[p]
+		for i := 0; i < len(rs); i += importChunk {
+			if err := s.importChunk(ctx, p, rs[i:min(i+importChunk, len(rs))], now); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Store) importChunk(ctx context.Context, p string, rs []core.Record, now time.Time) error {
+	ids := make([]string, len(rs))
+	for i, r := range rs {
+		ids[i] = r.QAID
+	}
+	unlock, err := s.lockMany(ctx, p, ids)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	for _, r := range rs {
+		if err := s.registerShared(ctx, p, r.QAID, r.SharedProjects); err != nil {
+			return s.wrap(ctx, "import", err)
+		}
+	}
+	eid := newID("imp_")
+	var newDocs []uint64
+	return s.retry(ctx, "import", func() (bool, error) {
+		keys := make([]string, len(rs))
+		for i, r := range rs {
+			keys[i] = s.k.qa(p, r.QAID)
+		}
+		vals, err := s.rdb.MGet(ctx, keys...).Result()
+		if err != nil {
+			return false, err
+		}
+		cur := map[string]*stored{}
+		firstVer := map[string]int64{}
+		need := 0
+		for i, v := range vals {
+			str, ok := v.(string)
+			if !ok {
+				if _, seen := firstVer[rs[i].QAID]; !seen {
+					firstVer[rs[i].QAID] = 0
+					need++
+				}
+				continue
+			}
+			st, err := decodeStored(p, rs[i].QAID, str)
+			if err != nil {
+				return false, fmt.Errorf("record %s: %w", rs[i].QAID, err)
+			}
+			cur[rs[i].QAID] = st
+			firstVer[rs[i].QAID] = st.ver
+		}
+		if len(newDocs) < need {
+			first, err := s.nextDocs(ctx, p, need-len(newDocs))
+			if err != nil {
+				return false, err
+			}
+			for d := range uint64(need - len(newDocs)) {
+				newDocs = append(newDocs, first+d)
+			}
+		}
+		free := slices.Clone(newDocs)
+		b := newBatch(s.k.event(p, "i", p, eid))
+		for _, id := range slices.Sorted(maps.Keys(firstVer)) {
+			b.version(s.k.qa(p, id), firstVer[id])
+		}
+		for _, r := range rs {
+			old := cur[r.QAID]
+			var doc uint64
+			if old != nil {
+				s.indexOps(b, old, false)
+				doc = old.Doc
+			} else {
+				doc, free = free[0], free[1:]
+			}
+			e := s.ledger.Import(r, now)
+			st := toStored(e.Rec, e.State, doc)
+			st.ver = 1
+			if old != nil {
+				st.ver = old.ver + 1
+			}
+			val, err := st.encode(st.ver)
+			if err != nil {
+				return false, err
+			}
+			b.op("set", s.k.qa(p, r.QAID), val)
+			s.indexOps(b, st, true)
+			cur[r.QAID] = st
+		}
+		var ignored int
+		return s.commitResult(ctx, b, len(rs), &ignored)
+	})
+}
+
+// Expire deprecates candidates never validated within the candidate TTL,
+// at most batch of them (batch ≤ 0: all), across every project. Only
+// records created before now − TTL are read.
+func (s *Store) Expire(ctx context.Context, now time.Time, batch int) (int, error) {
+	const op = "expire"
+	projects, err := s.rdb.SMembers(ctx, s.k.projects()).Result()
+	if err != nil {
+		return 0, s.wrap(ctx, op, err)
+	}
+	slices.Sort(projects)
+	cutoff := now.Add(-s.cfg.params.CandidateTTL).UnixMilli()
+	n := 0
+	var mu sync.Mutex
+	for _, p := range projects {
+		all, err := s.entries(ctx, p)
+		if err != nil {
+			return n, s.wrap(ctx, op, err)
+		}
+		var ids []string
+		for _, e := range slices.Backward(all) {
+			if e.score > cutoff {
+				break
+			}
+			ids = append(ids, e.id)
+		}
+		for _, id := range ids {
+			if batch > 0 && n >= batch {
+				return n, nil
+			}
+			changed, err := s.expireOne(ctx, p, id, now)
+			if err != nil {
+				return n, err
+			}
+			if changed {
+				mu.Lock()
+				n++
+				mu.Unlock()
+			}
+		}
+	}
+	return n, nil
+}
+
+func (s *Store) expireOne(ctx context.Context, p, id string, now time.Time) (bool, error) {
+	unlock, err := s.lockMany(ctx, p, []string{id})
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	eid := newID("exp_")
+	changed := false
+	err = s.retry(ctx, "expire", func() (bool, error) {
+		changed = false
+		st, err := s.readStored(ctx, p, id)
+		if err != nil || st == nil {
+			return st == nil, err
+		}
+		e := st.entry(false)
+		if !s.ledger.Expire(&e, trust.NoReputation, now) {
+			return true, nil
+		}
+		st.set(e)
+		key := s.k.qa(p, id)
+		b := newBatch(s.k.event(p, "x", p, eid))
+		b.version(key, st.ver)
+		val, err := st.encode(st.ver + 1)
+		if err != nil {
+			return false, err
+		}
+		b.op("set", key, val)
+		var ignored string
+		done, err := s.commitResult(ctx, b, id, &ignored)
+		changed = done && err == nil
+		return done, err
+	})
+	return changed, err
+}

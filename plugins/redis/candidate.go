@@ -1,0 +1,184 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/trust"
+	"github.com/memex-dev/memex/trust/ledger"
+)
+
+// RecordCandidate stores a new QA or folds it into an existing duplicate.
+func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) (core.CandidateResult, error) {
+	const op = "record candidate"
+	if err := req.Validate(); err != nil {
+		return core.CandidateResult{}, fmt.Errorf("redis: %s: %w", op, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return core.CandidateResult{}, s.wrap(ctx, op, err)
+	}
+	now := s.now()
+	p := req.ProjectID
+	_, creator := ledger.Source(ctx, req.RunID)
+	eid := eventID(req.EventID)
+	evKey := s.k.event(p, "c", p, eid)
+	var out core.CandidateResult
+	if req.EventID != "" {
+		if v, err := s.rdb.Get(ctx, evKey).Result(); err == nil {
+			if err := json.Unmarshal([]byte(v), &out); err != nil {
+				return core.CandidateResult{}, fmt.Errorf("redis: %s: stored event result is corrupt", op)
+			}
+			return out, nil
+		}
+	}
+	if err := s.ensureProject(ctx, p); err != nil {
+		return core.CandidateResult{}, err
+	}
+	hash := core.ContentHash(req.Question, req.Answer)
+	id := req.QAID
+	if id == "" {
+		id = newID("qa_")
+	}
+	shared := ledger.SharedProjects(req.SharedProjects)
+	var doc uint64
+	registered := false
+	err := s.retry(ctx, op, func() (bool, error) {
+		dup, err := s.findDuplicate(ctx, req, hash)
+		if err != nil {
+			return false, err
+		}
+		if dup != nil {
+			unlock, err := s.lockMany(ctx, p, []string{dup.ID})
+			if err != nil {
+				return false, err
+			}
+			defer unlock()
+			// Re-read under the lock so the version is current.
+			if dup, err = s.readStored(ctx, p, dup.ID); err != nil || dup == nil {
+				return false, err
+			}
+			b := newBatch(evKey)
+			if req.Evidence != nil {
+				v := s.ledger.Vote(ctx, req.RunID, req.Evidence.Result, core.NormalizeStrength(string(req.Evidence.Strength)), now)
+				rep, err := s.readRep(ctx, p, []*trust.State{dup.State}, v.Source)
+				if err != nil {
+					return false, err
+				}
+				e := dup.entry(false)
+				if ch := s.ledger.CandidateEvidence(&e, v, rep, true); ch.Applied {
+					dup.set(e)
+					key := s.k.qa(p, dup.ID)
+					b.version(key, dup.ver)
+					s.changeOps(b, p, dup.State.Creator, ch)
+					val, err := dup.encode(dup.ver + 1)
+					if err != nil {
+						return false, err
+					}
+					b.op("set", key, val)
+				}
+			}
+			res := core.CandidateResult{QAID: dup.ID, Status: dup.State.Status, DeduplicatedInto: dup.ID}
+			return s.commitResult(ctx, b, res, &out)
+		}
+		if req.QAID != "" {
+			old, err := s.readStored(ctx, p, id)
+			if err != nil {
+				return false, err
+			}
+			if old != nil {
+				return false, fmt.Errorf("qa %s already exists with other content: %w", id, core.ErrConflict)
+			}
+		}
+		if doc == 0 {
+			if doc, err = s.nextDocs(ctx, p, 1); err != nil {
+				return false, err
+			}
+		}
+		if !registered {
+			if err := s.registerShared(ctx, p, id, shared); err != nil {
+				return false, err
+			}
+			registered = true
+		}
+		e := s.ledger.NewCandidate(req, id, creator, now)
+		key := s.k.qa(p, id)
+		b := newBatch(evKey)
+		b.version(key, 0)
+		b.absentField(s.k.hashes(p, hashField(hash)), hashField(hash))
+		if req.Evidence != nil {
+			v := s.ledger.Vote(ctx, req.RunID, req.Evidence.Result, core.NormalizeStrength(string(req.Evidence.Strength)), now)
+			rep, err := s.readRep(ctx, p, []*trust.State{e.State}, v.Source)
+			if err != nil {
+				return false, err
+			}
+			s.changeOps(b, p, e.State.Creator, s.ledger.CandidateEvidence(&e, v, rep, false))
+		}
+		st := toStored(e.Rec, e.State, doc)
+		val, err := st.encode(1)
+		if err != nil {
+			return false, err
+		}
+		b.op("set", key, val)
+		s.indexOps(b, st, true)
+		return s.commitResult(ctx, b, core.CandidateResult{QAID: id, Status: st.State.Status}, &out)
+	})
+	if err != nil {
+		return core.CandidateResult{}, err
+	}
+	return out, nil
+}
+
+// commitResult commits b with res as the event result; out gets res, or
+// the stored result of a repeated event.
+func (s *Store) commitResult(ctx context.Context, b *batch, res any, out any) (bool, error) {
+	body, err := json.Marshal(res)
+	if err != nil {
+		return false, err
+	}
+	code, prev, err := s.commit(ctx, b, string(body))
+	switch {
+	case err != nil:
+		return false, err
+	case code == commitRepeated:
+		return true, json.Unmarshal([]byte(prev), out)
+	case code == commitApplied:
+		return true, json.Unmarshal(body, out)
+	}
+	return false, nil
+}
+
+// findDuplicate returns the QA that req duplicates (ledger.Duplicate): the
+// one its content hash indexes, else one of the lexical matches of the
+// question.
+func (s *Store) findDuplicate(ctx context.Context, req core.CandidateRequest, hash string) (*stored, error) {
+	p := req.ProjectID
+	if id, err := s.rdb.HGet(ctx, s.k.hashes(p, hashField(hash)), hashField(hash)).Result(); err == nil {
+		st, err := s.readStored(ctx, p, id)
+		if err != nil {
+			return nil, err
+		}
+		if st != nil && ledger.Duplicate(req, hash, st.record(true)) {
+			return st, nil
+		}
+	}
+	src, err := s.newSource(ctx, p, req.Question, true)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := s.scorer.SearchTerms(ctx, src, src.terms, ledger.DupCandidates, 0)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := s.loadHits(ctx, src, hits, false)
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range recs {
+		if st != nil && ledger.Duplicate(req, hash, st.record(true)) {
+			return st, nil
+		}
+	}
+	return nil, nil
+}

@@ -1,0 +1,125 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/trust/ledger"
+)
+
+// RecordHit counts shown/used references; trust never changes. The
+// references are grouped by the project that owns each QA, and each group
+// is one atomic, deduplicated write.
+func (s *Store) RecordHit(ctx context.Context, req core.HitRequest) (core.HitResult, error) {
+	const op = "record hit"
+	if err := req.Validate(); err != nil {
+		return core.HitResult{}, fmt.Errorf("redis: %s: %w", op, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return core.HitResult{}, s.wrap(ctx, op, err)
+	}
+	now := s.now()
+	eid := eventID(req.EventID)
+	// Resolve owners once; a QA's owner does not change.
+	owners := map[string]string{}
+	var order []string
+	for _, ref := range req.References {
+		if !ref.Shown && !ref.Used {
+			continue
+		}
+		if _, ok := owners[ref.QAID]; ok {
+			continue
+		}
+		st, err := s.locate(ctx, req.ProjectID, ref.QAID)
+		if err != nil {
+			return core.HitResult{}, s.wrap(ctx, op, err)
+		}
+		if st == nil {
+			continue
+		}
+		owners[ref.QAID] = st.project
+		if !slices.Contains(order, st.project) {
+			order = append(order, st.project)
+		}
+	}
+	total := 0
+	for _, owner := range order {
+		n, err := s.hitGroup(ctx, req, owner, owners, eid, now)
+		if err != nil {
+			return core.HitResult{}, err
+		}
+		total += n
+	}
+	return core.HitResult{Updated: total}, nil
+}
+
+func (s *Store) hitGroup(ctx context.Context, req core.HitRequest, owner string, owners map[string]string, eid string, now time.Time) (int, error) {
+	var ids []string
+	for _, ref := range req.References {
+		if owners[ref.QAID] == owner && !slices.Contains(ids, ref.QAID) {
+			ids = append(ids, ref.QAID)
+		}
+	}
+	unlock, err := s.lockMany(ctx, owner, ids)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	n := 0
+	err = s.retry(ctx, "record hit", func() (bool, error) {
+		recs := map[string]*stored{}
+		for _, id := range ids {
+			st, err := s.readStored(ctx, owner, id)
+			if err != nil {
+				return false, err
+			}
+			if st != nil && ledger.Visible(owner, st.Shared, req.ProjectID) {
+				recs[id] = st
+			}
+		}
+		b := newBatch(s.k.event(owner, "h", req.ProjectID, eid))
+		count := 0
+		for _, ref := range req.References {
+			st := recs[ref.QAID]
+			if st == nil || owners[ref.QAID] != owner {
+				continue
+			}
+			e := st.entry(false)
+			if !s.ledger.Hit(&e.Rec, ref, now) {
+				continue
+			}
+			st.set(e)
+			count++
+		}
+		for _, id := range ids {
+			st := recs[id]
+			if st == nil {
+				continue
+			}
+			key := s.k.qa(owner, id)
+			b.version(key, st.ver)
+			val, err := st.encode(st.ver + 1)
+			if err != nil {
+				return false, err
+			}
+			b.op("set", key, val)
+		}
+		code, prev, err := s.commit(ctx, b, strconv.Itoa(count))
+		switch {
+		case err != nil:
+			return false, err
+		case code == commitRepeated:
+			n, err = strconv.Atoi(prev)
+			return true, err
+		case code == commitApplied:
+			n = count
+			return true, nil
+		}
+		return false, nil
+	})
+	return n, err
+}

@@ -1,0 +1,143 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
+
+	"github.com/memex-dev/memex/core"
+)
+
+// lockMany locks the stripes of ids of project in a fixed order and
+// returns the unlock function. Waiting stops when ctx is done.
+func (s *Store) lockMany(ctx context.Context, project string, ids []string) (func(), error) {
+	var idx []int
+	for _, id := range ids {
+		h := fnv.New32a()
+		_, _ = h.Write([]byte(project))
+		_, _ = h.Write([]byte{0})
+		_, _ = h.Write([]byte(id))
+		i := int(h.Sum32() % lockStripes)
+		if !slices.Contains(idx, i) {
+			idx = append(idx, i)
+		}
+	}
+	slices.Sort(idx)
+	unlock := func(n int) {
+		for _, i := range slices.Backward(idx[:n]) {
+			<-s.locks[i]
+		}
+	}
+	for n, i := range idx {
+		select {
+		case s.locks[i] <- struct{}{}:
+		case <-ctx.Done():
+			unlock(n)
+			return nil, s.wrap(ctx, "lock", ctx.Err())
+		}
+	}
+	return func() { unlock(len(idx)) }, nil
+}
+
+// indexScopes are the scopes of the owner's index a record is in: its own,
+// and one per project it is shared with (not itself, not global; a global
+// QA is visible everywhere already).
+func indexScopes(project string, shared []string) []string {
+	out := []string{ownScope}
+	if project == core.GlobalProject {
+		return out
+	}
+	for _, p := range shared {
+		if p == project || p == core.GlobalProject {
+			continue
+		}
+		if sc := sharedScope(p); !slices.Contains(out, sc) {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+// indexOps adds (add) or removes the index entries of st to b: postings,
+// collection stats, the doc id, the content-hash index and the list index.
+func (s *Store) indexOps(b *batch, st *stored, add bool) {
+	p := st.project
+	doc := s.analyzer.Analyze(st.Q, st.A)
+	terms := make([]string, 0, len(doc.Terms))
+	for t := range doc.Terms {
+		if t != "" {
+			terms = append(terms, t)
+		}
+	}
+	slices.Sort(terms)
+	sign := int64(1)
+	if !add {
+		sign = -1
+	}
+	for _, sc := range indexScopes(p, st.Shared) {
+		for _, t := range terms {
+			if add {
+				b.op("padd", s.k.post(p, sc, t), s.k.postBucket(p, sc, t), t, st.Doc, postingRest(doc.Terms[t]))
+			} else {
+				b.op("prem", s.k.post(p, sc, t), s.k.postBucket(p, sc, t), t, st.Doc)
+			}
+		}
+		b.op("hincr", s.k.stats(p), "n:"+sc, sign)
+		b.op("hincr", s.k.stats(p), "q:"+sc, sign*int64(doc.Len[0]))
+		b.op("hincr", s.k.stats(p), "a:"+sc, sign*int64(doc.Len[1]))
+	}
+	// A new index version: searches drop what they cached (cache.go).
+	// A batch writes one project, so one token per batch.
+	if !b.ivSet {
+		b.op("hset", s.k.stats(p), "iv", newID(""))
+		b.ivSet = true
+	}
+	docID := strconv.FormatUint(st.Doc, 10)
+	hf := hashField(st.contentHash())
+	if add {
+		b.op("setrange", s.k.lens(p, st.Doc), (st.Doc%lensBucket)*lensSize, lensEntry(doc.Len))
+		b.op("hset", s.k.docs(p, st.Doc), docID, docValue(st.ID, st.Created))
+		b.op("hset", s.k.hashes(p, hf), hf, st.ID)
+	} else {
+		b.op("hdel", s.k.docs(p, st.Doc), docID)
+		b.op("hdelif", s.k.hashes(p, hf), hf, st.ID)
+	}
+}
+
+// registerShared records, under each target project's tag, that project
+// shares QA id with it (read by search and by locate). It runs before the
+// owner's write; a stale entry is harmless (the record is checked).
+func (s *Store) registerShared(ctx context.Context, project, id string, shared []string) error {
+	if project == core.GlobalProject {
+		return nil
+	}
+	pipe := s.rdb.Pipeline()
+	n := 0
+	for _, t := range shared {
+		if t == project || t == core.GlobalProject {
+			continue
+		}
+		pipe.SAdd(ctx, s.k.sharers(t), project)
+		pipe.HSet(ctx, s.k.sharedIn(t), id, project)
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	_, err := pipe.Exec(ctx)
+	return err
+}
+
+// nextDocs reserves n document ids of project.
+func (s *Store) nextDocs(ctx context.Context, project string, n int) (uint64, error) {
+	last, err := s.rdb.HIncrBy(ctx, s.k.stats(project), "seq", int64(n)).Result()
+	if err != nil {
+		return 0, err
+	}
+	if last >= 1<<32 {
+		return 0, fmt.Errorf("project %s has used all document ids: %w", project, core.ErrTooLarge)
+	}
+	return uint64(last) - uint64(n) + 1, nil
+}

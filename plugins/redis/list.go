@@ -1,0 +1,264 @@
+package redisstore
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/trust"
+)
+
+// fullRep reads a project's whole reputation book (admin paths).
+func (s *Store) fullRep(ctx context.Context, p string) (reputation, error) {
+	rep := reputation{src: map[string]trust.SourceRep{}, cre: map[string]trust.CreatorRep{}}
+	m, err := s.rdb.HGetAll(ctx, s.k.rep(p)).Result()
+	if err != nil {
+		return rep, err
+	}
+	fields := make([]string, 0, len(m))
+	vals := make([]any, 0, len(m))
+	for f, v := range m {
+		fields = append(fields, f)
+		vals = append(vals, v)
+	}
+	fillRep(&rep, fields, vals)
+	return rep, nil
+}
+
+// listChunk is how many list entries one round trip reads.
+const listChunk = 200
+
+type listEntry struct {
+	score int64
+	id    string
+}
+
+// entries reads the (created_at, qa_id) of every record of project p from
+// its doc-id buckets (one pipeline of HGETALLs per 512 buckets), in list
+// order: created_at descending, then qa_id descending.
+func (s *Store) entries(ctx context.Context, p string) ([]listEntry, error) {
+	seq, err := s.rdb.HGet(ctx, s.k.stats(p), "seq").Int64()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []listEntry
+	const perPipe = 512
+	for first := uint64(0); first <= uint64(seq)/docBucket; first += perPipe {
+		pipe := s.rdb.Pipeline()
+		var cmds []*redis.MapStringStringCmd
+		for b := first; b < first+perPipe && b <= uint64(seq)/docBucket; b++ {
+			cmds = append(cmds, pipe.HGetAll(ctx, s.k.docs(p, b*docBucket)))
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return nil, err
+		}
+		for _, c := range cmds {
+			for _, v := range c.Val() {
+				id, created := docEntry(v)
+				out = append(out, listEntry{score: created, id: id})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b listEntry) int {
+		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(b.id, a.id))
+	})
+	return out, nil
+}
+
+// walk calls fn for the project's records in list order (newest first:
+// created_at descending, then qa_id descending), starting after the cursor
+// entry when after is set, until fn returns false.
+func (s *Store) walk(ctx context.Context, p string, after *listEntry, fn func(e listEntry, st *stored) bool) error {
+	all, err := s.entries(ctx, p)
+	if err != nil {
+		return err
+	}
+	if after != nil {
+		i, _ := slices.BinarySearchFunc(all, *after, func(e, t listEntry) int {
+			return cmp.Or(cmp.Compare(t.score, e.score), cmp.Compare(t.id, e.id))
+		})
+		for i < len(all) && all[i] == *after {
+			i++
+		}
+		all = all[i:]
+	}
+	for len(all) > 0 {
+		entries := all[:min(listChunk, len(all))]
+		all = all[len(entries):]
+		keys := make([]string, len(entries))
+		for i, e := range entries {
+			keys[i] = s.k.qa(p, e.id)
+		}
+		vals, err := s.rdb.MGet(ctx, keys...).Result()
+		if err != nil {
+			return err
+		}
+		for i, v := range vals {
+			str, ok := v.(string)
+			if !ok {
+				continue
+			}
+			st, err := decodeStored(p, entries[i].id, str)
+			if err != nil {
+				return err
+			}
+			if !fn(entries[i], st) {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+func encodeCursor(e listEntry) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(e.score, 10) + ":" + e.id))
+}
+
+func decodeCursor(c string) (*listEntry, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return nil, core.Invalid("cursor", "malformed cursor")
+	}
+	sc, id, ok := strings.Cut(string(b), ":")
+	n, err := strconv.ParseInt(sc, 10, 64)
+	if !ok || err != nil || id == "" {
+		return nil, core.Invalid("cursor", "malformed cursor")
+	}
+	return &listEntry{score: n, id: id}, nil
+}
+
+// List pages through a project's own records, newest first.
+func (s *Store) List(ctx context.Context, req core.ListRequest) (core.ListPage, error) {
+	const op = "list"
+	if err := req.Validate(); err != nil {
+		return core.ListPage{}, fmt.Errorf("redis: %s: %w", op, err)
+	}
+	limit := cmp.Or(req.Limit, defaultListLimit)
+	var after *listEntry
+	if req.Cursor != "" {
+		var err error
+		if after, err = decodeCursor(req.Cursor); err != nil {
+			return core.ListPage{}, fmt.Errorf("redis: %s: %w", op, err)
+		}
+	}
+	rep, err := s.fullRep(ctx, req.ProjectID)
+	if err != nil {
+		return core.ListPage{}, s.wrap(ctx, op, err)
+	}
+	q := strings.ToLower(req.Q)
+	now := s.cfg.clock().UTC()
+	page := core.ListPage{Items: []core.Record{}}
+	var last listEntry
+	err = s.walk(ctx, req.ProjectID, after, func(e listEntry, st *stored) bool {
+		r := s.refresh(rep, st, now)
+		if req.Status != "" && r.Status != req.Status ||
+			r.ValidationLevel < req.MinLevel ||
+			q != "" && !strings.Contains(strings.ToLower(r.Question), q) && !strings.Contains(strings.ToLower(r.Answer), q) {
+			return true
+		}
+		if len(page.Items) == limit {
+			page.NextCursor = encodeCursor(last)
+			return false
+		}
+		page.Items = append(page.Items, r)
+		last = e
+		return true
+	})
+	if err != nil {
+		return core.ListPage{}, s.wrap(ctx, op, err)
+	}
+	return page, nil
+}
+
+// Stats summarises a project's own records (reads all of them: an admin
+// operation).
+func (s *Store) Stats(ctx context.Context, projectID string) (core.ProjectStats, error) {
+	const op = "stats"
+	if err := core.ValidateProjectID(projectID); err != nil {
+		return core.ProjectStats{}, fmt.Errorf("redis: %s: %w", op, err)
+	}
+	now := s.cfg.clock().UTC()
+	sb := core.NewStatsBuilder(projectID, now)
+	rep, err := s.fullRep(ctx, projectID)
+	if err != nil {
+		return core.ProjectStats{}, s.wrap(ctx, op, err)
+	}
+	err = s.walk(ctx, projectID, nil, func(_ listEntry, st *stored) bool {
+		sb.Add(s.refresh(rep, st, now))
+		return true
+	})
+	if err != nil {
+		return core.ProjectStats{}, s.wrap(ctx, op, err)
+	}
+	days, err := s.rdb.HGetAll(ctx, s.k.days(projectID)).Result()
+	if err != nil {
+		return core.ProjectStats{}, s.wrap(ctx, op, err)
+	}
+	byDay := map[string]*core.DayCount{}
+	for f, v := range days {
+		day, kind, ok := strings.Cut(f, ":")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(v, 10, 64)
+		d := byDay[day]
+		if d == nil {
+			d = &core.DayCount{Day: day}
+			byDay[day] = d
+		}
+		if kind == "p" {
+			d.Passes += n
+		} else {
+			d.Fails += n
+		}
+	}
+	list := []core.DayCount{}
+	for _, day := range slices.Sorted(maps.Keys(byDay)) {
+		list = append(list, *byDay[day])
+	}
+	return sb.Stats(list), nil
+}
+
+// Projects lists the projects the store holds with their totals (reads
+// every record: an admin operation).
+func (s *Store) Projects(ctx context.Context) ([]core.ProjectSummary, error) {
+	const op = "projects"
+	ps, err := s.rdb.SMembers(ctx, s.k.projects()).Result()
+	if err != nil {
+		return nil, s.wrap(ctx, op, err)
+	}
+	slices.Sort(ps)
+	now := s.cfg.clock().UTC()
+	out := make([]core.ProjectSummary, 0, len(ps))
+	for _, p := range ps {
+		rep, err := s.fullRep(ctx, p)
+		if err != nil {
+			return nil, s.wrap(ctx, op, err)
+		}
+		sum := core.ProjectSummary{ProjectID: p, ByStatus: map[core.Status]int{}, ByLevel: map[string]int{}}
+		err = s.walk(ctx, p, nil, func(_ listEntry, st *stored) bool {
+			r := s.refresh(rep, st, now)
+			sum.Total++
+			sum.ByStatus[r.Status]++
+			sum.ByLevel[r.Level]++
+			return true
+		})
+		if err != nil {
+			return nil, s.wrap(ctx, op, err)
+		}
+		out = append(out, sum)
+	}
+	return out, nil
+}

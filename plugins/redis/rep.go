@@ -1,0 +1,197 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/trust"
+)
+
+// readRep reads the reputation entries of st's sources (and extra ones)
+// and of its creator from the owning project's book.
+func (s *Store) readRep(ctx context.Context, project string, states []*trust.State, extra ...string) (reputation, error) {
+	rep := reputation{src: map[string]trust.SourceRep{}, cre: map[string]trust.CreatorRep{}}
+	fields := repFields(states, extra...)
+	if len(fields) == 0 {
+		return rep, nil
+	}
+	vals, err := s.rdb.HMGet(ctx, s.k.rep(project), fields...).Result()
+	if err != nil {
+		return rep, err
+	}
+	fillRep(&rep, fields, vals)
+	return rep, nil
+}
+
+func fillRep(rep *reputation, fields []string, vals []any) {
+	for i, f := range fields {
+		str, _ := vals[i].(string)
+		if str == "" {
+			continue
+		}
+		x, err := strconv.ParseFloat(str, 64)
+		if err != nil || len(f) < 3 {
+			continue
+		}
+		id := f[3:]
+		switch f[:3] {
+		case "sa:":
+			r := rep.src[id]
+			r.Agree = x
+			rep.src[id] = r
+		case "sd:":
+			r := rep.src[id]
+			r.Disagree = x
+			rep.src[id] = r
+		case "cp:":
+			r := rep.cre[id]
+			r.Proven = x
+			rep.cre[id] = r
+		case "cr:":
+			r := rep.cre[id]
+			r.Rejected = x
+			rep.cre[id] = r
+		}
+	}
+}
+
+// readStored reads one record of project; nil when absent.
+func (s *Store) readStored(ctx context.Context, project, id string) (*stored, error) {
+	v, err := s.rdb.Get(ctx, s.k.qa(project, id)).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decodeStored(project, id, v)
+}
+
+// locate finds the QA id visible to project from: its own, the global
+// project's, or one shared with it. nil when not visible.
+func (s *Store) locate(ctx context.Context, from, id string) (*stored, error) {
+	st, _, err := s.locateRep(ctx, from, id, nil)
+	return st, err
+}
+
+// locateRep is locate that also reads the reputation fields repFields of
+// project from's book in the same round trip; the values are returned only
+// when the QA is from's own.
+func (s *Store) locateRep(ctx context.Context, from, id string, repFields []string) (*stored, []any, error) {
+	pipe := s.rdb.Pipeline()
+	own := pipe.Get(ctx, s.k.qa(from, id))
+	var repCmd *redis.SliceCmd
+	if len(repFields) > 0 {
+		repCmd = pipe.HMGet(ctx, s.k.rep(from), repFields...)
+	}
+	var glob *redis.StringCmd
+	var shin *redis.StringCmd
+	if from != core.GlobalProject {
+		glob = pipe.Get(ctx, s.k.qa(core.GlobalProject, id))
+		shin = pipe.HGet(ctx, s.k.sharedIn(from), id)
+	}
+	if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, nil, err
+	}
+	if v, err := own.Result(); err == nil {
+		st, err := decodeStored(from, id, v)
+		var vals []any
+		if repCmd != nil && err == nil {
+			vals, err = repCmd.Result()
+		}
+		return st, vals, err
+	}
+	if glob == nil {
+		return nil, nil, nil
+	}
+	if v, err := glob.Result(); err == nil {
+		st, err := decodeStored(core.GlobalProject, id, v)
+		return st, nil, err
+	}
+	owner, err := shin.Result()
+	if err != nil || owner == "" || owner == from {
+		return nil, nil, nil
+	}
+	st, err := s.readStored(ctx, owner, id)
+	if err != nil || st == nil {
+		return nil, nil, err
+	}
+	if !slices.Contains(st.Shared, from) {
+		return nil, nil, nil
+	}
+	return st, nil, nil
+}
+
+// repFields lists the reputation fields the states (their sources and
+// creators) and the extra sources need.
+func repFields(states []*trust.State, extra ...string) []string {
+	var fields []string
+	seen := map[string]bool{}
+	addSrc := func(id string) {
+		if !seen["s"+id] {
+			seen["s"+id] = true
+			fields = append(fields, "sa:"+id, "sd:"+id)
+		}
+	}
+	for _, st := range states {
+		for id := range st.Sources {
+			addSrc(id)
+		}
+		if c := st.Creator; c != "" && !seen["c"+c] {
+			seen["c"+c] = true
+			fields = append(fields, "cp:"+c, "cr:"+c)
+		}
+	}
+	for _, id := range extra {
+		addSrc(id)
+	}
+	return fields
+}
+
+// repHints remembers, per QA, which reputation fields its last write
+// needed, so the next write can read them in the same round trip as the
+// record. A hint only saves a round trip; a stale one costs one.
+type repHints struct {
+	mu sync.Mutex
+	m  map[string][]string
+}
+
+const maxRepHints = 1 << 16
+
+func (h *repHints) get(k string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.m[k]
+}
+
+func (h *repHints) put(k string, fields []string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil || len(h.m) >= maxRepHints {
+		h.m = map[string][]string{}
+	}
+	h.m[k] = fields
+}
+
+// covers reports whether have holds every field of need.
+func covers(have, need []string) bool {
+	if len(have) < len(need) {
+		return false
+	}
+	set := make(map[string]struct{}, len(have))
+	for _, f := range have {
+		set[f] = struct{}{}
+	}
+	for _, f := range need {
+		if _, ok := set[f]; !ok {
+			return false
+		}
+	}
+	return true
+}

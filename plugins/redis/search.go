@@ -1,0 +1,400 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/retrieval"
+	"github.com/memex-dev/memex/trust"
+	"github.com/memex-dev/memex/trust/ledger"
+)
+
+// loadHits reads the records of hits (nil where a record vanished), in
+// hit order: one pipeline maps doc ids to qa_ids, one reads the records.
+func (s *Store) loadHits(ctx context.Context, src *source, hits []retrieval.Hit, headOnly bool) ([]*stored, error) {
+	if len(hits) == 0 {
+		return nil, nil
+	}
+	// doc id → qa_id: from the cache, else one pipeline.
+	entries := make([]string, len(hits))
+	known := make([]bool, len(hits))
+	owners := make([]string, len(hits))
+	ivs := make([]string, len(hits))
+	docs := make([]uint64, len(hits))
+	for i, h := range hits {
+		owners[i] = src.scopes[h.Doc>>32].owner
+		ivs[i] = src.iv[owners[i]]
+		docs[i] = h.Doc & (1<<32 - 1)
+	}
+	s.cache.docs(owners, ivs, docs, entries, known)
+	ivEnd := map[string]*redis.StringCmd{}
+	pipe := s.rdb.Pipeline()
+	idCmds := make([]*redis.StringCmd, len(hits))
+	queued := false
+	for i := range hits {
+		if known[i] {
+			continue
+		}
+		owner, doc := owners[i], docs[i]
+		idCmds[i] = pipe.HGet(ctx, s.k.docs(owner, doc), strconv.FormatUint(doc, 10))
+		queued = true
+		if _, ok := ivEnd[owner]; !ok && src.iv[owner] != "" {
+			ivEnd[owner] = nil // queued after the reads
+		}
+	}
+	for owner := range ivEnd {
+		ivEnd[owner] = s.queueIV(ctx, pipe, owner)
+	}
+	if queued {
+		if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
+			return nil, err
+		}
+		got := map[string]map[uint64]string{}
+		for i, h := range hits {
+			if idCmds[i] == nil {
+				continue
+			}
+			v, err := idCmds[i].Result()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return nil, err
+			}
+			entries[i], known[i] = v, true
+			owner := src.scopes[h.Doc>>32].owner
+			if got[owner] == nil {
+				got[owner] = map[uint64]string{}
+			}
+			got[owner][h.Doc&(1<<32-1)] = v
+		}
+		for owner, ds := range got {
+			s.cache.putDocs(owner, stableIV(src.iv[owner], ivEnd[owner]), ds)
+		}
+	}
+	qaIDs := make([]string, len(hits))
+	for i := range hits {
+		if known[i] && entries[i] != "" {
+			qaIDs[i], _ = docEntry(entries[i])
+		}
+	}
+	out := make([]*stored, len(hits))
+	if headOnly {
+		// Heads current at the owner's record version need no read.
+		hvs := make([]string, len(hits))
+		for i, o := range owners {
+			hvs[i] = src.hv[o]
+		}
+		s.heads.current(owners, qaIDs, hvs, out)
+	}
+	// The other records: one MGET per owner (its keys share the owner's
+	// hash tag), all in one pipeline.
+	type mget struct {
+		keys []string
+		at   []int // hit index of each key
+		cmd  *redis.SliceCmd
+	}
+	var byOwner []*mget
+	group := map[string]*mget{}
+	for i := range hits {
+		if qaIDs[i] == "" || out[i] != nil {
+			continue
+		}
+		g := group[owners[i]]
+		if g == nil {
+			g = &mget{}
+			group[owners[i]] = g
+			byOwner = append(byOwner, g)
+		}
+		g.keys = append(g.keys, s.k.qa(owners[i], qaIDs[i]))
+		g.at = append(g.at, i)
+	}
+	if len(byOwner) == 0 {
+		return out, nil
+	}
+	raws := make([]string, len(hits))
+	pipe = s.rdb.Pipeline()
+	for _, g := range byOwner {
+		g.cmd = pipe.MGet(ctx, g.keys...)
+		if headOnly {
+			s.headReads.Add(int64(len(g.keys)))
+		}
+	}
+	if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	for _, g := range byOwner {
+		vals, err := g.cmd.Result()
+		if err != nil {
+			return nil, err
+		}
+		for j, v := range vals {
+			// A record that vanished since its doc id was read is
+			// skipped.
+			if str, ok := v.(string); ok && j < len(g.at) {
+				raws[g.at[j]] = str
+			}
+		}
+	}
+	if !headOnly {
+		for i, v := range raws {
+			if v == "" {
+				continue
+			}
+			st, err := decodeStored(owners[i], qaIDs[i], v)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = st
+		}
+		return out, nil
+	}
+	// Heads decoded before from the same values are shared (read-only).
+	s.heads.get(owners, qaIDs, raws, out)
+	read := make([]*stored, 0, len(hits))
+	for i, v := range raws {
+		if v == "" {
+			continue
+		}
+		if out[i] == nil {
+			st, err := decodeHead(owners[i], qaIDs[i], v)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = st
+		}
+		read = append(read, out[i])
+	}
+	s.heads.put(read, src.hv)
+	return out, nil
+}
+
+// followChanges brings the head memo up to the record version of each
+// owner of hits (one changesScript call for each owner it is behind on:
+// the records changed since it last saw the owner stop being current) and
+// sets src.hv[owner] to the version the memo is at, the one its current
+// heads are of.
+func (s *Store) followChanges(ctx context.Context, src *source, hits []retrieval.Hit) error {
+	if s.heads == nil {
+		return nil
+	}
+	done := make(map[string]bool, len(src.scopes))
+	for _, h := range hits {
+		owner := src.scopes[h.Doc>>32].owner
+		if done[owner] {
+			continue
+		}
+		done[owner] = true
+		hv, at := src.hv[owner], s.heads.at(owner)
+		if hv == "" || hv == at {
+			continue
+		}
+		v, err := s.eval(ctx, changesScript.get(), []string{s.k.stats(owner), s.k.changes(owner)}, at).Slice()
+		if err != nil {
+			return err
+		}
+		cur, _ := v[0].(string)
+		var ids []string
+		restart := len(v) > 1 && v[1] == "!"
+		if len(v) > 1 && v[1] == "+" {
+			for _, e := range v[2:] {
+				str, _ := e.(string)
+				ids = append(ids, strings.Fields(str)...)
+			}
+		}
+		s.heads.advance(owner, at, cur, ids, restart)
+		src.hv[owner] = cur
+	}
+	return nil
+}
+
+// repFor reads the reputation entries the states need, one pipeline for
+// all owning projects; with hvs (each owner's record version, as for
+// headMemo.put), those current in the memo are not read.
+func (s *Store) repFor(ctx context.Context, sts []*stored, hvs map[string]string) (map[string]reputation, error) {
+	type req struct {
+		fields []string
+		seen   map[string]bool
+	}
+	reqs := map[string]*req{}
+	for _, st := range sts {
+		if st == nil {
+			continue
+		}
+		r := reqs[st.project]
+		if r == nil {
+			r = &req{seen: map[string]bool{}}
+			reqs[st.project] = r
+		}
+		for id := range st.State.Sources {
+			if !r.seen["s"+id] {
+				r.seen["s"+id] = true
+				r.fields = append(r.fields, "sa:"+id, "sd:"+id)
+			}
+		}
+		if c := st.State.Creator; c != "" && !r.seen["c"+c] {
+			r.seen["c"+c] = true
+			r.fields = append(r.fields, "cp:"+c, "cr:"+c)
+		}
+	}
+	out := map[string]reputation{}
+	pipe := s.rdb.Pipeline()
+	cmds := map[string]*redis.SliceCmd{}
+	for p, r := range reqs {
+		rep := reputation{src: map[string]trust.SourceRep{}, cre: map[string]trust.CreatorRep{}}
+		out[p] = rep
+		if len(r.fields) == 0 {
+			continue
+		}
+		if vals, ok := s.heads.reps(p, hvs[p], r.fields); ok {
+			fillRep(&rep, r.fields, vals)
+			continue
+		}
+		cmds[p] = pipe.HMGet(ctx, s.k.rep(p), r.fields...)
+	}
+	if len(cmds) == 0 {
+		return out, nil
+	}
+	if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	for p, c := range cmds {
+		vals, err := c.Result()
+		if err != nil {
+			return nil, err
+		}
+		rep := out[p]
+		fillRep(&rep, reqs[p].fields, vals)
+		s.heads.putReps(p, hvs[p], reqs[p].fields, vals)
+	}
+	return out, nil
+}
+
+// Search returns the visible QAs matching req.Query in Rank order. It reads
+// the postings of the query's terms (never a scan of the project), then
+// only the records of the best lexical candidates.
+func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Match, error) {
+	const op = "search"
+	if err := ctx.Err(); err != nil {
+		return nil, s.wrap(ctx, op, err)
+	}
+	if err := req.Normalize(); err != nil {
+		return nil, fmt.Errorf("redis: %s: %w", op, err)
+	}
+	if strings.TrimSpace(req.Query) == "" {
+		return []core.Match{}, nil
+	}
+	now := s.cfg.clock().UTC()
+	src, err := s.newSource(ctx, req.ProjectID, req.Query, false)
+	if err != nil {
+		return nil, s.wrap(ctx, op, err)
+	}
+	// Only matches at or above min_score survive Rank: the scorer skips
+	// the rest (and the postings only they would need), and their records
+	// are never read.
+	k := max(4*req.Limit, searchMinCandidates)
+	hits, err := s.scorer.SearchTerms(ctx, src, src.terms, k, req.MinScore)
+	if err != nil {
+		return nil, s.wrap(ctx, op, err)
+	}
+	// Rank on the records' heads (trust state, timestamps): those current
+	// in the memo, the others read; decode the text of the matches that
+	// make the cut only.
+	if err := s.followChanges(ctx, src, hits); err != nil {
+		return nil, s.wrap(ctx, op, err)
+	}
+	sts, err := s.loadHits(ctx, src, hits, true)
+	if err != nil {
+		return nil, s.wrap(ctx, op, err)
+	}
+	reps, err := s.repFor(ctx, sts, src.hv)
+	if err != nil {
+		return nil, s.wrap(ctx, op, err)
+	}
+	ms := make([]core.Match, 0, len(sts))
+	byID := make(map[string]*stored, len(sts))
+	for i, st := range sts {
+		if st == nil || !ledger.Visible(st.project, st.Shared, req.ProjectID) {
+			continue
+		}
+		rec := s.refreshRecord(reps[st.project], st, now, false)
+		if rec.Status == core.StatusDeprecated {
+			continue
+		}
+		byID[st.project+"\x00"+st.ID] = st
+		ms = append(ms, core.Match{QAID: rec.QAID, ProjectID: rec.ProjectID, Relevance: hits[i].Relevance, Trust: rec.TrustScore,
+			Freshness: rec.Freshness, ValidationLevel: rec.ValidationLevel, Status: rec.Status, UpdatedAt: rec.UpdatedAt})
+	}
+	ranked := core.Rank(ms, req.MinScore, req.Limit, req.Explain)
+	for i, m := range ranked {
+		head := byID[m.ProjectID+"\x00"+m.QAID]
+		st := s.heads.full(head)
+		if st == nil {
+			var err error
+			if st, err = decodeStored(head.project, head.ID, head.raw); err != nil {
+				return nil, s.wrap(ctx, op, err)
+			}
+			s.heads.putFull(head, st)
+		}
+		full := core.MatchFromRecord(s.refreshRecord(reps[st.project], st, now, false), m.Relevance)
+		full.Score, full.Explain = m.Score, m.Explain
+		detach(&full)
+		ranked[i] = full
+	}
+	return ranked, nil
+}
+
+// detach gives m copies of what it shares with a remembered record (its
+// tags and the values inside its metadata), so a caller may change them.
+func detach(m *core.Match) {
+	m.Tags = slices.Clone(m.Tags)
+	for k, v := range m.Metadata {
+		m.Metadata[k] = cloneJSON(v)
+	}
+}
+
+// cloneJSON deep-copies a value decoded from JSON into an any.
+func cloneJSON(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = cloneJSON(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = cloneJSON(e)
+		}
+		return out
+	}
+	return v
+}
+
+// Get reads one record visible to projectID.
+func (s *Store) Get(ctx context.Context, projectID, qaID string) (core.Record, error) {
+	const op = "get"
+	if err := core.ValidateProjectID(projectID); err != nil {
+		return core.Record{}, fmt.Errorf("redis: %s: %w", op, err)
+	}
+	if err := core.ValidateQAID(qaID); err != nil {
+		return core.Record{}, fmt.Errorf("redis: %s: %w", op, err)
+	}
+	st, err := s.locate(ctx, projectID, qaID)
+	if err != nil {
+		return core.Record{}, s.wrap(ctx, op, err)
+	}
+	if st == nil {
+		return core.Record{}, fmt.Errorf("redis: %s: %w", op, ledger.NotFound(qaID))
+	}
+	reps, err := s.repFor(ctx, []*stored{st}, nil)
+	if err != nil {
+		return core.Record{}, s.wrap(ctx, op, err)
+	}
+	return s.refresh(reps[st.project], st, s.cfg.clock().UTC()), nil
+}

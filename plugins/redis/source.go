@@ -1,0 +1,575 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/retrieval"
+)
+
+// scope is one part of the index a search reads: a project's own QAs, or
+// the QAs an owner shares with the searching project.
+type scope struct {
+	owner, name string
+	iv          string // the owner's index version read with the stats
+	hv          string // the owner's record version read with the stats
+	docs        int64
+	lens        [retrieval.NumFields]int64
+	lists       map[string]*plist // term → decoded postings (nil: none)
+}
+
+// source implements retrieval.Source over postings fetched from Redis in
+// one pipeline per round: every query term's posting list of every scope,
+// plus the scopes' collection stats. Doc ids are scope index << 32 | doc.
+type source struct {
+	scopes []*scope
+	// lens holds the lens buckets of the documents in the postings, per
+	// owner, indexed by bucket number ("" where not read).
+	lens map[string][]string
+	// iv is each owner's index version (indexCache).
+	iv map[string]string
+	// hv is each owner's record version (headMemo): read with the stats,
+	// then the one the memo is at (followChanges).
+	hv map[string]string
+	// terms are the query's distinct terms (the scorer's SearchTerms).
+	terms []string
+	// buf holds TermFreqs' buffers (a source serves one search, one call
+	// at a time).
+	buf struct {
+		sorted []uint64
+		tfs    []retrieval.TF
+		lens   []uint64
+	}
+}
+
+func (src *source) Stats(ctx context.Context) (retrieval.Stats, error) {
+	var st retrieval.Stats
+	for _, sc := range src.scopes {
+		st.Docs += sc.docs
+		st.TotalLen[0] += sc.lens[0]
+		st.TotalLen[1] += sc.lens[1]
+	}
+	return st, ctx.Err()
+}
+
+func (src *source) DocFreq(ctx context.Context, term string) (int64, error) {
+	var n int64
+	for _, sc := range src.scopes {
+		n += sc.lists[term].df()
+	}
+	return n, ctx.Err()
+}
+
+func (src *source) Postings(ctx context.Context, term string, fn func(retrieval.Posting) bool) error {
+	for i, sc := range src.scopes {
+		l := src.list(sc, term)
+		if l == nil {
+			continue
+		}
+		base := uint64(i) << 32
+		post := l.post[:len(l.docs)]
+		for j, d := range l.docs {
+			var p retrieval.Posting
+			setPosting(&p, base|uint64(d), post[j])
+			if !fn(p) {
+				return nil
+			}
+		}
+	}
+	return ctx.Err()
+}
+
+// list returns sc's list of term (nil: none) with its field lengths
+// attached. newSource attaches them to every list it reads; a list
+// without them (a source built otherwise) gets them here, from src.lens.
+func (src *source) list(sc *scope, term string) *plist {
+	l := sc.lists[term]
+	if l != nil && !l.lens {
+		l = l.withLens(src.lens[sc.owner])
+		sc.lists[term] = l
+	}
+	return l
+}
+
+// lensCursor finds the lens buckets of a doc-ordered list's documents
+// among their owner's: one lookup per bucket change.
+type lensCursor struct {
+	lens   []string // the owner's buckets by number ("" not read)
+	cur    uint32   // the bucket number of bucket
+	bucket string
+}
+
+func newLensCursor(lens []string) lensCursor { return lensCursor{lens: lens, cur: ^uint32(0)} }
+
+// bucketOf returns doc d's lens bucket ("" when not read), for lensOf. (It
+// runs once per posting: small enough to inline, with lensOf.)
+func (c *lensCursor) bucketOf(d uint32) string {
+	if d/lensBucket != c.cur {
+		c.seek(d / lensBucket)
+	}
+	return c.bucket
+}
+
+func (c *lensCursor) seek(n uint32) {
+	c.cur, c.bucket = n, ""
+	if int(n) < len(c.lens) {
+		c.bucket = c.lens[n]
+	}
+}
+
+// TermFreqs implements retrieval.TermFreqReader over the fetched postings:
+// the scorer's rescoring of common terms for its best candidates walks
+// each term's doc-ordered list once against the sorted candidates (no map
+// lookup), and stops after the last candidate. A candidate's field
+// lengths come with it from the first list that holds it (one that none
+// holds scores nothing, whatever its lengths).
+func (src *source) TermFreqs(ctx context.Context, docs []uint64, terms []string, fn func(doc uint64, tfs []retrieval.TF, lens [retrieval.NumFields]uint32)) error {
+	// The scorer asks once per deferred term, for candidates in doc
+	// order: the buffers serve every call of a search (tfs is only valid
+	// during fn), and sorted docs are not copied.
+	sorted := docs
+	for i := 1; i < len(docs); i++ {
+		if docs[i] <= docs[i-1] {
+			sorted = append(src.buf.sorted[:0], docs...)
+			slices.Sort(sorted)
+			sorted = slices.Compact(sorted)
+			src.buf.sorted = sorted
+			break
+		}
+	}
+	nt := len(terms)
+	tfs := resize(src.buf.tfs, len(sorted)*nt)
+	lens := resize(src.buf.lens, len(sorted)) // (packPost: the lengths)
+	src.buf.tfs, src.buf.lens = tfs, lens
+	for lo := 0; lo < len(sorted); {
+		si := sorted[lo] >> 32
+		hi := lo
+		for hi < len(sorted) && sorted[hi]>>32 == si {
+			hi++
+		}
+		if si < uint64(len(src.scopes)) {
+			sc := src.scopes[si]
+			for j, t := range terms {
+				walkCandidates(src.list(sc, t), sorted[lo:hi], func(k int, post uint64) {
+					tfs[(lo+k)*nt+j], lens[lo+k] = tfOf(post), post
+				})
+			}
+		}
+		lo = hi
+	}
+	for k, d := range sorted {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		fn(d, tfs[k*nt:(k+1)*nt], lensOfPost(lens[k]))
+	}
+	return nil
+}
+
+// resize returns b with length n, zeroed, reusing its memory when it can.
+func resize[T any](b []T, n int) []T {
+	if cap(b) < n {
+		return make([]T, n)
+	}
+	b = b[:n]
+	clear(b)
+	return b
+}
+
+// TermFreqsPerTerm implements retrieval.TermFreqsPerTerm: TermFreqs walks
+// one posting list per term.
+func (src *source) TermFreqsPerTerm() bool { return true }
+
+// walkCandidates calls fn with the index in cands (sorted, one scope: the
+// low 32 bits are the scope's doc ids) and the packed posting (packPost)
+// of each candidate l (lengths attached) holds: through the list's bitmap
+// when it has one, else a galloping search from one candidate to the
+// next, so a few hundred candidates in a list of 90k postings touch a
+// fraction of it.
+func walkCandidates(l *plist, cands []uint64, fn func(k int, post uint64)) {
+	if l == nil {
+		return
+	}
+	if l.bits != nil {
+		for k, c := range cands {
+			if i, ok := l.find(uint32(c)); ok {
+				fn(k, l.post[i])
+			}
+		}
+		return
+	}
+	i := 0
+	for k, c := range cands {
+		want := c & (1<<32 - 1)
+		if i = l.search(i, uint32(want)); i == len(l.docs) {
+			return
+		}
+		if uint64(l.docs[i]) == want {
+			fn(k, l.post[i])
+		}
+	}
+}
+
+// queryTerms are the distinct analysed terms of a query.
+func (s *Store) queryTerms(q string) []string {
+	var out []string
+	for _, t := range s.analyzer.Terms(q) {
+		if t != "" && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// termCmds are the reads of some terms' posting lists in one scope: the
+// list key, and the term's field in its bucket hash (short lists).
+type termCmds struct {
+	terms []string
+	posts []*redis.StringCmd
+	short []*redis.StringCmd
+}
+
+func (s *Store) queueTerms(ctx context.Context, pipe redis.Pipeliner, sc *scope, terms []string) *termCmds {
+	c := &termCmds{terms: terms}
+	for _, t := range terms {
+		c.posts = append(c.posts, pipe.Get(ctx, s.k.post(sc.owner, sc.name, t)))
+		c.short = append(c.short, pipe.HGet(ctx, s.k.postBucket(sc.owner, sc.name, t), t))
+	}
+	return c
+}
+
+// read returns the lists read, decoded (absent terms included, as nil).
+func (c *termCmds) read() (map[string]*plist, error) {
+	out := make(map[string]*plist, len(c.terms))
+	for i, t := range c.terms {
+		v, err := c.posts[i].Result()
+		if errors.Is(err, redis.Nil) {
+			v, err = c.short[i].Result()
+		}
+		if errors.Is(err, redis.Nil) {
+			v, err = "", nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[t] = decodeList(v)
+	}
+	return out, nil
+}
+
+// scopeCmds are a scope's reads in a search's first pipeline: its stats
+// with the owner's index version, and the lists the cache does not hold
+// at the version it holds.
+type scopeCmds struct {
+	sc *scope
+	// empty: the owner was last seen never written, so no lists were
+	// asked for; terms are the query's, to read if that changed.
+	empty  bool
+	terms  []string
+	guess  string            // the cached version the cached lists are of
+	cached map[string]*plist // term → list taken from the cache
+	stats  *redis.SliceCmd
+	tc     *termCmds
+	ivEnd  *redis.StringCmd // the version again, after the lists
+}
+
+func (s *Store) queueScope(ctx context.Context, pipe redis.Pipeliner, sc *scope, terms []string) *scopeCmds {
+	c := &scopeCmds{sc: sc, cached: make(map[string]*plist, len(terms))}
+	c.stats = pipe.HMGet(ctx, s.k.stats(sc.owner), "n:"+sc.name, "q:"+sc.name, "a:"+sc.name, "iv", "hv")
+	if s.cache.isEmpty(sc.owner) {
+		c.empty, c.terms, c.tc = true, terms, &termCmds{}
+		return c
+	}
+	var fetch []string
+	c.guess, fetch = s.cache.postings(sc.owner, sc.name, terms, c.cached)
+	c.tc = s.queueTerms(ctx, pipe, sc, fetch)
+	if len(fetch) > 0 {
+		// (Without lists to read, the stats and the version come from
+		// one command: nothing to bracket.)
+		c.ivEnd = s.queueIV(ctx, pipe, sc.owner)
+	}
+	return c
+}
+
+// queueIV reads the owner's index version at the end of a pipeline: data
+// read between two equal reads of it is exactly that version's (every
+// index write sets a new token), the only data the cache may keep — data
+// read across a write is newer, and tagged with the older token it could
+// be taken for that version's after a server restarted from an older
+// snapshot brings the token back.
+func (s *Store) queueIV(ctx context.Context, pipe redis.Pipeliner, owner string) *redis.StringCmd {
+	if s.cache == nil {
+		return nil
+	}
+	return pipe.HGet(ctx, s.k.stats(owner), "iv")
+}
+
+// stableIV is iv when the version read after the pipeline's data is
+// still iv, else "" (cache nothing).
+func stableIV(iv string, end *redis.StringCmd) string {
+	if end == nil || iv == "" {
+		return ""
+	}
+	if v, err := end.Result(); err != nil || v != iv {
+		return ""
+	}
+	return iv
+}
+
+// fill sets the scope's stats and lists from the pipeline's answers and
+// caches what it read; it returns the terms taken from the cache at a
+// version that is no longer current (to be read again).
+func (s *Store) fill(c *scopeCmds) (stale []string, err error) {
+	vals, err := c.stats.Result()
+	if err != nil {
+		return nil, err
+	}
+	var nums [3]int64
+	for i, v := range vals[:3] {
+		if str, ok := v.(string); ok {
+			nums[i], _ = strconv.ParseInt(str, 10, 64)
+		}
+	}
+	sc := c.sc
+	iv, _ := vals[3].(string)
+	sc.hv, _ = vals[4].(string)
+	if len(c.tc.terms) > 0 {
+		sc.iv = stableIV(iv, c.ivEnd)
+	} else if s.cache != nil {
+		sc.iv = iv
+	}
+	sc.docs, sc.lens = nums[0], [retrieval.NumFields]int64{nums[1], nums[2]}
+	// Never written: no lists (the stats and the version come from one
+	// command, so they agree).
+	never := iv == "" && sc.docs == 0
+	if c.empty {
+		s.cache.setEmpty(sc.owner, never)
+		sc.iv, sc.lists = iv, map[string]*plist{}
+		if never {
+			return nil, nil
+		}
+		return c.terms, nil // written since it was seen so: read every list
+	}
+	if never {
+		s.cache.setEmpty(sc.owner, true)
+	}
+	read, err := c.tc.read()
+	if err != nil {
+		return nil, err
+	}
+	sc.lists = make(map[string]*plist, len(read)+len(c.cached))
+	s.setLists(sc, read)
+	if iv != "" && iv == c.guess {
+		// The cached lists are exactly version iv's, and the lists just
+		// read are iv's or newer: together no older than iv.
+		s.setLists(sc, c.cached)
+	} else {
+		for t := range c.cached {
+			stale = append(stale, t)
+		}
+	}
+	s.cache.putPostings(sc.owner, sc.iv, sc.name, read)
+	return stale, nil
+}
+
+func (s *Store) setLists(sc *scope, lists map[string]*plist) {
+	for t, l := range lists {
+		if l != nil {
+			sc.lists[t] = l
+		}
+	}
+}
+
+// newSource fetches the postings of query's terms in the scopes visible
+// to project (only its own when ownOnly): one pipeline for the own and
+// global scopes and the list of sharers, one more for shared scopes. Lists
+// the index cache holds at the owner's current version are not read.
+func (s *Store) newSource(ctx context.Context, project, query string, ownOnly bool) (*source, error) {
+	terms := s.queryTerms(query)
+	src := &source{iv: map[string]string{}, hv: map[string]string{}, terms: terms}
+	var sharers *redis.StringSliceCmd
+	round := func(owners, names []string, withSharers bool) error {
+		pipe := s.rdb.Pipeline()
+		var cmds []*scopeCmds
+		for i, owner := range owners {
+			sc := &scope{owner: owner, name: names[i]}
+			src.scopes = append(src.scopes, sc)
+			cmds = append(cmds, s.queueScope(ctx, pipe, sc, terms))
+		}
+		if withSharers {
+			sharers = pipe.SMembers(ctx, s.k.sharers(project))
+		}
+		if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
+			return err
+		}
+		type again struct {
+			sc    *scope
+			tc    *termCmds
+			ivEnd *redis.StringCmd
+		}
+		var redo []again
+		var rpipe redis.Pipeliner
+		for _, c := range cmds {
+			stale, err := s.fill(c)
+			if err != nil {
+				return err
+			}
+			src.iv[c.sc.owner], src.hv[c.sc.owner] = c.sc.iv, c.sc.hv
+			if len(stale) > 0 {
+				if rpipe == nil {
+					rpipe = s.rdb.Pipeline()
+				}
+				redo = append(redo, again{c.sc, s.queueTerms(ctx, rpipe, c.sc, stale), s.queueIV(ctx, rpipe, c.sc.owner)})
+			}
+		}
+		if rpipe == nil {
+			return nil
+		}
+		// The index changed since the cached lists were read: read them
+		// again (a write between this and the first pipeline only makes
+		// them newer than sc.iv, which the next change of iv drops).
+		if err := s.batch.exec(ctx, rpipe); err != nil && !errors.Is(err, redis.Nil) {
+			return err
+		}
+		for _, r := range redo {
+			read, err := r.tc.read()
+			if err != nil {
+				return err
+			}
+			s.setLists(r.sc, read)
+			if stableIV(r.sc.iv, r.ivEnd) == "" {
+				r.sc.iv = "" // the index moved on: cache nothing more this search
+				src.iv[r.sc.owner] = ""
+			}
+			s.cache.putPostings(r.sc.owner, r.sc.iv, r.sc.name, read)
+		}
+		return nil
+	}
+	owners, names := []string{project}, []string{ownScope}
+	withSharers := !ownOnly && project != core.GlobalProject
+	if withSharers {
+		owners, names = append(owners, core.GlobalProject), append(names, ownScope)
+	}
+	if err := round(owners, names, withSharers); err != nil {
+		return nil, err
+	}
+	if sharers != nil {
+		list, err := sharers.Result()
+		if err != nil {
+			return nil, err
+		}
+		slices.Sort(list)
+		owners, names = owners[:0], names[:0]
+		for _, o := range list {
+			if o != project && o != core.GlobalProject {
+				owners, names = append(owners, o), append(names, sharedScope(project))
+			}
+		}
+		if len(owners) > 0 {
+			if err := round(owners, names, false); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return src, s.fetchLens(ctx, src)
+}
+
+// fetchLens reads, in one pipeline, the lens buckets of the documents in
+// src's postings whose lists do not have their field lengths attached yet
+// (lists from the index cache usually have), attaches them, and caches the
+// lists so completed at the version they and the buckets are of.
+func (s *Store) fetchLens(ctx context.Context, src *source) error {
+	need := map[string][]bool{} // owner → bucket numbers needed
+	for _, sc := range src.scopes {
+		for _, l := range sc.lists {
+			if len(l.buckets) == 0 || l.lens {
+				continue
+			}
+			nb := need[sc.owner]
+			if top := int(l.buckets[len(l.buckets)-1]); top >= len(nb) {
+				nb = append(nb, make([]bool, top+1-len(nb))...)
+				need[sc.owner] = nb
+			}
+			for _, n := range l.buckets {
+				nb[n] = true
+			}
+		}
+	}
+	src.lens = map[string][]string{}
+	if len(need) == 0 {
+		return nil
+	}
+	type read struct {
+		owner string
+		n     uint64
+		cmd   *redis.StringCmd
+	}
+	var reads []read
+	pipe := s.rdb.Pipeline()
+	ivEnd := map[string]*redis.StringCmd{}
+	lensIV := map[string]string{} // owner → the version its buckets are of ("" unknown)
+	for owner, nb := range need {
+		src.lens[owner] = make([]string, len(nb))
+		var want []uint64
+		for n, ok := range nb {
+			if ok {
+				want = append(want, uint64(n))
+			}
+		}
+		missing := s.cache.lensBuckets(owner, src.iv[owner], want, src.lens[owner])
+		for _, n := range missing {
+			reads = append(reads, read{owner, n, pipe.Get(ctx, s.k.lens(owner, n*lensBucket))})
+		}
+		lensIV[owner] = src.iv[owner]
+		if len(missing) > 0 && src.iv[owner] != "" {
+			ivEnd[owner] = s.queueIV(ctx, pipe, owner)
+		}
+	}
+	if len(reads) > 0 {
+		if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
+			return err
+		}
+		got := map[string]map[uint64]string{}
+		for _, r := range reads {
+			v, err := r.cmd.Result()
+			if errors.Is(err, redis.Nil) {
+				v, err = "", nil
+			}
+			if err != nil {
+				return err
+			}
+			src.lens[r.owner][r.n] = v
+			if got[r.owner] == nil {
+				got[r.owner] = map[uint64]string{}
+			}
+			got[r.owner][r.n] = v
+		}
+		for owner, bs := range got {
+			lensIV[owner] = stableIV(src.iv[owner], ivEnd[owner])
+			s.cache.putLens(owner, lensIV[owner], bs)
+		}
+	}
+	for _, sc := range src.scopes {
+		var done map[string]*plist
+		for t, l := range sc.lists {
+			if l.lens {
+				continue
+			}
+			l = l.withLens(src.lens[sc.owner])
+			sc.lists[t] = l
+			if done == nil {
+				done = map[string]*plist{}
+			}
+			done[t] = l
+		}
+		if iv := lensIV[sc.owner]; iv != "" && iv == sc.iv {
+			s.cache.attachLens(sc.owner, iv, sc.name, done)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,152 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/trust"
+	"github.com/memex-dev/memex/trust/ledger"
+)
+
+// refresh recomputes the record's derived fields from its evidence at now.
+func (s *Store) refresh(rep trust.Reputation, st *stored, now time.Time) core.Record {
+	return s.refreshRecord(rep, st, now, true)
+}
+
+// refreshRecord is refresh; withHash false leaves ContentHash unset when
+// it is not stored (search matches do not carry it).
+func (s *Store) refreshRecord(rep trust.Reputation, st *stored, now time.Time, withHash bool) core.Record {
+	e := st.entry(withHash)
+	s.ledger.Refresh(&e, rep, now)
+	return e.Rec
+}
+
+// now is the store's clock in the precision records keep (milliseconds).
+func (s *Store) now() time.Time { return s.cfg.clock().UTC().Truncate(time.Millisecond) }
+
+// RecordValidation records a pass or fail of a QA visible to the project.
+func (s *Store) RecordValidation(ctx context.Context, req core.ValidateRequest) (core.Record, error) {
+	_, after, err := s.RecordValidationBefore(ctx, req)
+	return after, err
+}
+
+// RecordValidationBefore is RecordValidation that also returns the record
+// as it was just before (what Get would have answered), read in the same
+// round trip: memex serve audits before → after without a Get of its own.
+func (s *Store) RecordValidationBefore(ctx context.Context, req core.ValidateRequest) (before, after core.Record, err error) {
+	const op = "record validation"
+	if err := req.Validate(); err != nil {
+		return core.Record{}, core.Record{}, fmt.Errorf("redis: %s: %w", op, err)
+	}
+	res, strength, err := req.Outcome()
+	if err != nil {
+		return core.Record{}, core.Record{}, fmt.Errorf("redis: %s: %w", op, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return core.Record{}, core.Record{}, s.wrap(ctx, op, err)
+	}
+	now := s.now()
+	v := s.ledger.Vote(ctx, req.RunID, res, strength, now)
+	eid := eventID(req.EventID)
+	unlock, err := s.lockMany(ctx, req.ProjectID, []string{req.QAID})
+	if err != nil {
+		return core.Record{}, core.Record{}, err
+	}
+	defer unlock()
+	var out core.Record
+	hintKey := req.ProjectID + "\x00" + req.QAID
+	err = s.retry(ctx, op, func() (bool, error) {
+		ask := append(slices.Clone(s.hints.get(hintKey)), "sa:"+v.Source, "sd:"+v.Source)
+		st, hinted, err := s.locateRep(ctx, req.ProjectID, req.QAID, ask)
+		if err != nil {
+			return false, err
+		}
+		if st == nil {
+			err := s.repeated(ctx, "v", req.ProjectID, eid, &out, ledger.NotFound(req.QAID))
+			return err == nil, err
+		}
+		if err := ledger.MayVote(ctx, st.project); err != nil {
+			return false, err
+		}
+		need := repFields([]*trust.State{st.State}, v.Source)
+		var rep reputation
+		if st.project == req.ProjectID && hinted != nil && covers(ask, need) {
+			rep = reputation{src: map[string]trust.SourceRep{}, cre: map[string]trust.CreatorRep{}}
+			fillRep(&rep, ask, hinted)
+		} else if rep, err = s.readRep(ctx, st.project, []*trust.State{st.State}, v.Source); err != nil {
+			return false, err
+		}
+		s.hints.put(hintKey, need)
+		e := st.entry(true)
+		s.ledger.Refresh(&e, rep, now)
+		before = e.Rec
+		ch := s.ledger.Validation(&e, v, rep)
+		rec := e.Rec
+		st.set(e)
+		key := s.k.qa(st.project, st.ID)
+		b := newBatch(s.k.event(st.project, "v", req.ProjectID, eid))
+		b.version(key, st.ver)
+		s.changeOps(b, st.project, st.State.Creator, ch)
+		val, err := st.encode(st.ver + 1)
+		if err != nil {
+			return false, err
+		}
+		b.op("set", key, val)
+		body, err := json.Marshal(withoutText(rec))
+		if err != nil {
+			return false, err
+		}
+		code, prev, err := s.commit(ctx, b, string(body))
+		switch {
+		case err != nil:
+			return false, err
+		case code == commitRepeated:
+			if err := json.Unmarshal([]byte(prev), &out); err != nil {
+				return false, err
+			}
+			out.Question, out.Answer, out.Summary = st.Q, st.A, st.Summary
+			return true, nil
+		case code == commitApplied:
+			out = rec
+			return true, nil
+		}
+		return false, nil
+	})
+	if err != nil {
+		return core.Record{}, core.Record{}, err
+	}
+	return before, out, nil
+}
+
+// withoutText is a validation's result as its event key keeps it for 24 h:
+// the record without its question, answer and summary, which a repeat
+// takes from the current record (the bulk of the bytes of every event key
+// at thousands of validations per second). A repeat after the QA was
+// deleted returns the record without its text.
+func withoutText(r core.Record) core.Record {
+	r.Question, r.Answer, r.Summary = "", "", ""
+	return r
+}
+
+// repeated answers a write whose target vanished: if the event was already
+// applied (the QA was deleted since), the stored result is returned, else
+// errNF.
+func (s *Store) repeated(ctx context.Context, kind, from, eid string, out any, errNF error) error {
+	for _, p := range []string{from, core.GlobalProject} {
+		v, err := s.rdb.Get(ctx, s.k.event(p, kind, from, eid)).Result()
+		if err == nil {
+			return json.Unmarshal([]byte(v), out)
+		}
+		if !errors.Is(err, redis.Nil) {
+			return err
+		}
+	}
+	return errNF
+}
