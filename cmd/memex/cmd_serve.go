@@ -52,6 +52,7 @@ func cmdServe(ctx context.Context, a *app, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	s.cfg.serving = true
 	if err := a.openStore(ctx, s); err != nil {
 		return err
 	}

@@ -27,6 +27,11 @@ type Config struct {
 	Project string // [memory] project
 	Store   string // [memory] store
 
+	// serving: the store is opened for memex serve, the team flavour of
+	// the trust model (the creator's own reports do not count, SPEC §5.1)
+	// whatever the store. Set by the serve command, never by a file.
+	serving bool
+
 	Engine engine.Config
 	// Profile is the gatekeeper profile the [gatekeeper] knobs start from.
 	Profile string

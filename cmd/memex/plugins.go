@@ -108,8 +108,10 @@ func openEmbedded(_ context.Context, u *url.URL, cfg Config) (core.MemoryPlugin,
 	if path == "" {
 		return nil, fmt.Errorf("file:// URL needs a path")
 	}
+	// The single-user flavour (each run vouches, the creating run's --verify
+	// counts), except behind memex serve, where keys vouch (SPEC §5.1).
 	p := trust.DefaultParams()
-	p.CountCreator = true
+	p.CountCreator = !cfg.serving
 	if cfg.HalfLife > 0 {
 		p.HalfLife = cfg.HalfLife
 	}
