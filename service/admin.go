@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -44,13 +45,69 @@ func (s *Server) adminStats(c echo.Context) error {
 	if !ok {
 		return &notImplementedError{what: "project statistics on the " + s.store.Name() + " store"}
 	}
+	maxAge, err := queryInt(c, "max_age")
+	if err != nil {
+		return err
+	}
+	if maxAge < 0 || maxAge > 3600 {
+		return core.Invalid("max_age", "must be 0-3600 seconds")
+	}
+	if ps, ok := s.stats.get(p, s.now(), time.Duration(maxAge)*time.Second); ok {
+		return writeJSON(c, http.StatusOK, ps)
+	}
 	ctx, cancel := s.reqCtx(c)
 	defer cancel()
 	ps, err := st.Stats(ctx, p)
 	if err != nil {
 		return s.storeErr("stats", err)
 	}
+	s.stats.put(p, ps, s.now()) // aged from the end of the scan, which can take seconds
 	return writeJSON(c, http.StatusOK, ps)
+}
+
+// statsCache keeps the latest stats of each project, read back by
+// GET /admin/v1/projects/{id}/stats?max_age=N: a caller that accepts a
+// figure up to N seconds old (the dashboard) is spared a scan of every QA
+// per page. Without max_age the stats are computed afresh. A human verdict
+// or delete through this server drops its project's entry.
+type statsCache struct {
+	mu sync.Mutex
+	m  map[string]cachedStats
+}
+
+type cachedStats struct {
+	st core.ProjectStats
+	at time.Time
+}
+
+func newStatsCache() *statsCache { return &statsCache{m: map[string]cachedStats{}} }
+
+func (c *statsCache) get(project string, now time.Time, maxAge time.Duration) (core.ProjectStats, bool) {
+	if maxAge <= 0 {
+		return core.ProjectStats{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[project]
+	if !ok || now.Sub(e.at) > maxAge {
+		return core.ProjectStats{}, false
+	}
+	return e.st, true
+}
+
+func (c *statsCache) put(project string, st core.ProjectStats, at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[project]; ok && e.at.After(at) {
+		return
+	}
+	c.m[project] = cachedStats{st: st, at: at}
+}
+
+func (c *statsCache) drop(project string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, project)
 }
 
 func (s *Server) adminPatch(c echo.Context) error {
@@ -109,6 +166,7 @@ func (s *Server) adminPatch(c echo.Context) error {
 		if err != nil {
 			return 0, nil, s.storeErr("patch", err)
 		}
+		s.stats.drop(req.ProjectID)
 		after := summary(rec)
 		after["answer_edited"] = req.Answer != nil
 		after["tags_edited"] = req.Tags != nil

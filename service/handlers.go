@@ -547,6 +547,7 @@ func (s *Server) remove(c echo.Context) error {
 		if err := d.Delete(ctx, p, id); err != nil {
 			return 0, nil, s.storeErr("delete", err)
 		}
+		s.stats.drop(p)
 		s.audit(ctx, core.AuditEntry{KeyID: callerOf(c).id, ProjectID: p, QAID: id, Action: "delete", Weight: 1,
 			Before: before, After: map[string]any{"deleted": true}})
 		return http.StatusOK, wire.DeleteResponse{Deleted: true}, nil

@@ -79,6 +79,7 @@ type Server struct {
 	metrics  *metrics
 
 	mounts []mount
+	stats  *statsCache
 
 	keys      []compiledKey
 	limiter   *limiter
@@ -113,6 +114,7 @@ func New(store core.MemoryPlugin, cfg Config, opts ...Option) (*Server, error) {
 		now:      o.clock,
 		injector: o.injector,
 		mounts:   o.mounts,
+		stats:    newStatsCache(),
 		keys:     compileKeys(cfg.Keys),
 		limiter:  newLimiter(cfg.RateLimit, cfg.RateBurst, o.clock),
 		idem:     newIdemCache(cfg.IdempotencyTTL, o.clock),

@@ -115,9 +115,14 @@ func (h *Handler) projects(r *http.Request, s session) ([]core.ProjectSummary, e
 
 func (h *Handler) stats(r *http.Request, s session, project string) (core.ProjectStats, error) {
 	var st core.ProjectStats
-	err := h.api(r, s, http.MethodGet, "/admin/v1/projects/"+url.PathEscape(project)+"/stats", nil, &st)
+	err := h.api(r, s, http.MethodGet, "/admin/v1/projects/"+url.PathEscape(project)+"/stats?max_age="+strconv.Itoa(statsMaxAge), nil, &st)
 	return st, err
 }
+
+// statsMaxAge is how old (seconds) the project statistics a page shows may
+// be: the API computes them with a scan of every QA, and keeps the latest
+// for callers that accept a recent figure (a verdict made here drops it).
+const statsMaxAge = 10
 
 // maxProjectsShown bounds the projects page (one stats call per project).
 const maxProjectsShown = 50
@@ -467,13 +472,23 @@ func parseWhen(s string) (time.Time, bool) {
 func (h *Handler) auditFilter(w http.ResponseWriter, r *http.Request, s session) (auditView, []core.AuditEntry, bool) {
 	q := r.URL.Query()
 	v := auditView{Project: q.Get("project"), Key: strings.TrimSpace(q.Get("key")), Since: q.Get("since"), Until: q.Get("until"), Limit: auditLimit}
-	ps, err := h.projects(r, s)
-	if err != nil {
-		h.apiFail(w, r, s, err)
-		return v, nil, false
-	}
-	for _, p := range ps {
-		v.Projects = append(v.Projects, p.ProjectID)
+	// Listing the projects reads every QA on some stores: only when the
+	// request names none.
+	if v.Project != "" {
+		if err := core.ValidateProjectID(v.Project); err != nil {
+			h.fail(w, r, s, http.StatusBadRequest, err.Error())
+			return v, nil, false
+		}
+		v.Projects = []string{v.Project}
+	} else {
+		ps, err := h.projects(r, s)
+		if err != nil {
+			h.apiFail(w, r, s, err)
+			return v, nil, false
+		}
+		for _, p := range ps {
+			v.Projects = append(v.Projects, p.ProjectID)
+		}
 	}
 	if v.Project == "" {
 		if len(v.Projects) == 0 {

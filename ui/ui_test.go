@@ -301,3 +301,25 @@ func TestCrossSiteFormsAreRefused(t *testing.T) {
 		t.Fatalf("cross-origin post: %d, want 403", resp.StatusCode)
 	}
 }
+
+func TestStatsMaxAgeServesTheLatestFigureUntilAVerdict(t *testing.T) {
+	e := newEnv(t)
+	var fresh, cached core.ProjectStats
+	e.apiJSON(adminSecret, "GET", "/admin/v1/projects/"+project+"/stats?max_age=600", nil, &cached)
+	var res core.CandidateResult
+	e.apiJSON(agentSecret, "POST", "/v1/qa/candidates", core.CandidateRequest{ProjectID: project, Question: "one more question about queues", Answer: "one more answer about queues"}, &res)
+	e.apiJSON(adminSecret, "GET", "/admin/v1/projects/"+project+"/stats?max_age=600", nil, &cached)
+	e.apiJSON(adminSecret, "GET", "/admin/v1/projects/"+project+"/stats", nil, &fresh)
+	if cached.Total != 4 || fresh.Total != 5 {
+		t.Fatalf("totals: cached %d (want the earlier 4), fresh %d (want 5)", cached.Total, fresh.Total)
+	}
+	st := core.StatusVerified
+	e.apiJSON(adminSecret, "PATCH", "/admin/v1/qa/"+res.QAID, core.PatchRequest{ProjectID: project, Status: &st}, nil)
+	e.apiJSON(adminSecret, "GET", "/admin/v1/projects/"+project+"/stats?max_age=600", nil, &cached)
+	if cached.ByStatus[core.StatusVerified] != 1 {
+		t.Fatalf("after a verdict the cached stats still show %v", cached.ByStatus)
+	}
+	if code := e.apiJSON(adminSecret, "GET", "/admin/v1/projects/"+project+"/stats?max_age=-1", nil, nil); code != http.StatusBadRequest {
+		t.Fatalf("max_age=-1: %d, want 400", code)
+	}
+}
