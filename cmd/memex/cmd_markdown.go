@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -95,13 +96,11 @@ func cmdImport(ctx context.Context, a *app, args []string) error {
 func isHelp(s string) bool { return s == "-h" || s == "--help" || s == "-help" }
 
 func cmdSync(ctx context.Context, a *app, args []string) error {
-	if len(args) == 0 || isHelp(args[0]) {
-		fs, _ := a.newFlagSet("sync", "sync md [flags] [FILE...]", syncExamples)
-		if len(args) > 0 {
-			a.printUsage(fs)
-			return nil
-		}
+	if len(args) == 0 {
 		return usagef("sync: what to sync? (memex sync md)")
+	}
+	if isHelp(args[0]) {
+		return mdSync(ctx, a, args)
 	}
 	if args[0] != "md" {
 		return usagef("sync: unknown target %q (md)", args[0])
@@ -118,7 +117,7 @@ type mdFlags struct {
 func mdExport(ctx context.Context, a *app, args []string) error {
 	fs, g := a.newFlagSet("export", "export --format md [flags]", exportExamples)
 	file := fs.String("file", "", "the instruction file (default CLAUDE.md at the repo root; AGENTS.md, GEMINI.md or any path; - prints the block)")
-	minLevel := fs.Int("min-level", -1, "lowest validation level exported, 0-3 (default [gatekeeper] min_level_inject, 2)")
+	minLevel := fs.Int("min-level", 0, "lowest validation level exported, 0-3 (default: [gatekeeper] min_level_inject, 2)")
 	maxChars := fs.Int("max-chars", mdmemory.DefaultMaxChars, "the block's size limit in characters, markers included")
 	maxEntries := fs.Int("max-entries", mdmemory.DefaultMaxEntries, "the most entries written (newest first)")
 	topics := fs.Bool("topics", false, "write file_pattern and user_pref entries to file_patterns.md and user_prefs.md next to the file")
@@ -136,7 +135,9 @@ func mdExport(ctx context.Context, a *app, args []string) error {
 	}
 	defer s.close()
 	f := mdFlags{minLevel: *minLevel, maxChars: *maxChars, maxEntries: *maxEntries, topics: *topics, check: *check}
-	if f.minLevel < 0 {
+	levelSet := false
+	fs.Visit(func(fl *flag.Flag) { levelSet = levelSet || fl.Name == "min-level" })
+	if !levelSet {
 		f.minLevel = s.cfg.Engine.Gatekeeper.MinLevelInject
 	}
 	opt := mdmemory.Options{MinLevel: f.minLevel, MaxChars: f.maxChars, MaxEntries: f.maxEntries, Topics: f.topics}
