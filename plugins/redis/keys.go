@@ -94,7 +94,10 @@ func (k keys) event(p, kind, from, id string) string {
 // audit is the project's capped audit stream.
 func (k keys) audit(p string) string { return k.tag(p) + "audit" }
 
-// receipt is one search receipt (hash: j = JSON, src, used).
+// receipt is a receipt (a string, receiptValue in team.go): a search
+// receipt holds its own state byte and one per QA it served ('n' new, 'u'
+// used), the source, NUL and the JSON; a per-QA receipt "<search>.<n>" has
+// no key of its own and is redeemed in its search receipt's value.
 func (k keys) receipt(p, id string) string { return k.tag(p) + "rc:" + id }
 
 // sharers is the set of projects that share QAs with p.
