@@ -1,8 +1,10 @@
 // Package redistest gives tests a Redis to talk to: the shared test server
-// named by MEMEX_TEST_REDIS_URL (URL, Prefix), private redis-server
-// processes a test owns and may kill (StartServer), and a private Redis
-// Cluster of such servers (StartCluster). Missing Redis skips a test
-// locally and fails it when CI=true.
+// (URL, Prefix) — the machine's Redis at 127.0.0.1:6379 unless
+// MEMEX_TEST_REDIS_URL names another —, private redis-server processes a
+// test owns and may kill (StartServer), and a private Redis Cluster of such
+// servers (StartCluster). A missing Redis fails the test when CI=true and
+// skips it, saying why, otherwise (MEMEX_TEST_REDIS_URL=off skips the
+// shared-server tests on purpose; never on CI).
 package redistest
 
 import (
@@ -29,6 +31,10 @@ import (
 // EnvURL names the environment variable holding the shared test server.
 const EnvURL = "MEMEX_TEST_REDIS_URL"
 
+// DefaultURL is the shared test server when EnvURL is unset: the machine's
+// Redis.
+const DefaultURL = "redis://127.0.0.1:6379/0"
+
 // unavailable skips locally and fails on CI.
 func unavailable(tb testing.TB, format string, args ...any) {
 	tb.Helper()
@@ -36,17 +42,31 @@ func unavailable(tb testing.TB, format string, args ...any) {
 	if os.Getenv("CI") == "true" {
 		tb.Fatalf("%s (CI=true: Redis is required)", msg)
 	}
-	tb.Skipf("%s; set %s=redis://127.0.0.1:6379/0 to run", msg, EnvURL)
+	tb.Skipf("%s (start redis-server, or set %s to a Redis URL; CI=true fails instead of skipping)", msg, EnvURL)
 }
 
-// URL returns the shared test server's URL from MEMEX_TEST_REDIS_URL after
-// checking that it answers PING. Unset or unreachable: skip, or fail when
-// CI=true.
+// sharedURL is the shared test server's URL: EnvURL, or DefaultURL when it
+// is unset. "" means the tests were told to skip it (EnvURL=off).
+func sharedURL() string {
+	raw := os.Getenv(EnvURL)
+	switch raw {
+	case "":
+		return DefaultURL
+	case "off", "none":
+		return ""
+	}
+	return raw
+}
+
+// URL returns the shared test server's URL (MEMEX_TEST_REDIS_URL, else the
+// machine's Redis at 127.0.0.1:6379) after checking that it answers PING.
+// Unreachable, or switched off with MEMEX_TEST_REDIS_URL=off: skip with the
+// reason, or fail when CI=true.
 func URL(tb testing.TB) string {
 	tb.Helper()
-	raw := os.Getenv(EnvURL)
+	raw := sharedURL()
 	if raw == "" {
-		unavailable(tb, "%s is not set", EnvURL)
+		unavailable(tb, "%s=%s switches the shared test Redis off", EnvURL, os.Getenv(EnvURL))
 		return ""
 	}
 	u, err := url.Parse(raw)
@@ -149,8 +169,11 @@ func escapeGlob(s string) string {
 
 // ServerOptions configure a private server.
 type ServerOptions struct {
-	// AOF turns on appendonly with appendfsync everysec.
+	// AOF turns on appendonly, with appendfsync AppendFsync.
 	AOF bool
+	// AppendFsync is the AOF's fsync policy: "everysec" (the default and
+	// docs/REDIS.md's recommended profile) or "always".
+	AppendFsync string
 	// Cluster starts the server in cluster mode.
 	Cluster bool
 	// Args are extra redis-server arguments ("--name", "value" ...).
@@ -236,7 +259,11 @@ func (s *Server) start() {
 		"--protected-mode", "no",
 	}
 	if s.opts.AOF {
-		args = append(args, "--appendonly", "yes", "--appendfsync", "everysec")
+		fsync := s.opts.AppendFsync
+		if fsync == "" {
+			fsync = "everysec"
+		}
+		args = append(args, "--appendonly", "yes", "--appendfsync", fsync)
 	} else {
 		args = append(args, "--appendonly", "no")
 	}

@@ -1,6 +1,9 @@
 package redistest
 
 import (
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -35,5 +38,45 @@ func TestUniquePrefix(t *testing.T) {
 	a, b := UniquePrefix(t), UniquePrefix(t)
 	if a == b || !strings.Contains(a, "TestUniquePrefix") {
 		t.Errorf("prefixes %q, %q", a, b)
+	}
+}
+
+// TestSharedURLDefault: without MEMEX_TEST_REDIS_URL the Redis tests use
+// the machine's server instead of skipping.
+func TestSharedURLDefault(t *testing.T) {
+	t.Setenv(EnvURL, "")
+	if got := sharedURL(); got != DefaultURL {
+		t.Errorf("sharedURL() = %q with %s unset, want %q", got, EnvURL, DefaultURL)
+	}
+	t.Setenv(EnvURL, "redis://10.0.0.1:6390/2")
+	if got := sharedURL(); got != "redis://10.0.0.1:6390/2" {
+		t.Errorf("sharedURL() = %q, want the variable's URL", got)
+	}
+	t.Setenv(EnvURL, "off")
+	if got := sharedURL(); got != "" {
+		t.Errorf("sharedURL() = %q with %s=off, want none", got, EnvURL)
+	}
+}
+
+// TestMissingRedisFailsOnCI runs URL against a port nothing listens on in a
+// child test process: with CI=true the test fails (never skips); without,
+// it skips and says why.
+func TestMissingRedisFailsOnCI(t *testing.T) {
+	if os.Getenv("MEMEX_REDISTEST_CHILD") == "1" {
+		URL(t)
+		t.Log("URL returned")
+		return
+	}
+	port := freePort(t) // nothing listens on it
+	for _, ci := range []string{"true", ""} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestMissingRedisFailsOnCI$", "-test.v")
+		cmd.Env = append(os.Environ(), "MEMEX_REDISTEST_CHILD=1", "CI="+ci, EnvURL+"=redis://127.0.0.1:"+strconv.Itoa(port)+"/0")
+		out, err := cmd.CombinedOutput()
+		switch {
+		case ci == "true" && (err == nil || !strings.Contains(string(out), "CI=true: Redis is required")):
+			t.Errorf("CI=true, no Redis: err %v, output:\n%s\nwant a failure", err, out)
+		case ci == "" && (err != nil || !strings.Contains(string(out), "--- SKIP") || !strings.Contains(string(out), "does not answer")):
+			t.Errorf("no CI, no Redis: err %v, output:\n%s\nwant a skip that says why", err, out)
+		}
 	}
 }
