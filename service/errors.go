@@ -20,6 +20,13 @@ type rateLimitedError struct{ retryAfter time.Duration }
 
 func (e *rateLimitedError) Error() string { return "rate limit exceeded" }
 
+// headersTooLargeError is a 431: the request's headers exceed MaxHeaderBytes.
+type headersTooLargeError struct{}
+
+func (e *headersTooLargeError) Error() string {
+	return "request headers larger than " + strconv.Itoa(MaxHeaderBytes) + " bytes"
+}
+
 // notImplementedError is a 501: the store or the server lacks a capability.
 type notImplementedError struct{ what string }
 
@@ -34,7 +41,10 @@ func errorStatus(err error) (status int, code, msg, field string) {
 	var rl *rateLimitedError
 	var ni *notImplementedError
 	var qe *core.QuotaError
+	var hl *headersTooLargeError
 	switch {
+	case errors.As(err, &hl):
+		return http.StatusRequestHeaderFieldsTooLarge, "headers_too_large", err.Error(), ""
 	case errors.As(err, &fe):
 		return http.StatusBadRequest, "invalid_request", fe.Error(), fe.Field
 	case errors.As(err, &mbe):

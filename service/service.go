@@ -76,6 +76,7 @@ type Server struct {
 	now      func() time.Time
 	injector Injector
 	gatherer prometheus.Gatherer
+	routeSet map[string]bool // "METHOD /path/:param" of every route
 	metrics  *metrics
 
 	mounts []mount
@@ -157,6 +158,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    maxHeaderBytesHard,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
@@ -223,7 +225,8 @@ func (s *Server) routes() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
-	e.Use(s.requestID, s.recoverPanic, s.instrument, s.bodyLimit)
+	e.Pre(s.requestID, s.headerLimit, s.methodNotAllowed)
+	e.Use(s.recoverPanic, s.instrument, s.bodyLimit)
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
@@ -260,7 +263,76 @@ func (s *Server) routes() *echo.Echo {
 			e.Any(p, h)
 		}
 	}
+	s.routeSet = map[string]bool{}
+	for _, r := range e.Routes() {
+		s.routeSet[r.Method+" "+r.Path] = true
+	}
 	return e
+}
+
+// routeMethods are the methods the API serves on some route.
+var routeMethods = [...]string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// routed reports whether a route serves method on path.
+func (s *Server) routed(method, path string) bool {
+	c := s.e.AcquireContext()
+	defer s.e.ReleaseContext(c)
+	c.Reset(nil, nil)
+	s.e.Router().Find(method, path, c)
+	return s.routeSet[method+" "+c.Path()]
+}
+
+// methodNotAllowed answers 405 (with Allow) for a path that some route
+// serves with another method. Routing alone does not: the groups'
+// middleware (authentication first) would answer 401/403 or 404 first.
+func (s *Server) methodNotAllowed(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		path := r.URL.RawPath
+		if path == "" {
+			path = r.URL.Path
+		}
+		if s.routed(r.Method, path) {
+			return next(c)
+		}
+		var allow []string
+		for _, m := range routeMethods {
+			if m != r.Method && s.routed(m, path) {
+				allow = append(allow, m)
+			}
+		}
+		if len(allow) == 0 {
+			return next(c)
+		}
+		c.Response().Header().Set("Allow", strings.Join(allow, ", "))
+		return echo.ErrMethodNotAllowed
+	}
+}
+
+// MaxHeaderBytes is the most request-header bytes the server reads (the
+// request line and every header line): more is answered 431 in the
+// error shape. net/http's own limit (which answers in plain text) is set
+// well above it, at maxHeaderBytesHard.
+const (
+	MaxHeaderBytes     = 1 << 20
+	maxHeaderBytesHard = 4 << 20
+)
+
+// headerLimit answers 431 when the request's headers exceed MaxHeaderBytes.
+func (s *Server) headerLimit(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		n := len(r.Method) + len(r.RequestURI) + len(r.Proto) + 4
+		for k, vs := range r.Header {
+			for _, v := range vs {
+				n += len(k) + len(v) + 4
+			}
+		}
+		if n > MaxHeaderBytes {
+			return &headersTooLargeError{}
+		}
+		return next(c)
+	}
 }
 
 // saneRequestID reports whether id is 1–128 bytes of [A-Za-z0-9._:/+=-]

@@ -2,9 +2,11 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -800,5 +802,59 @@ func TestReceiptChecksDoNotTrustTheStore(t *testing.T) {
 	e.must(200, keyAgentA, "POST", "/v1/qa/validate", map[string]any{"project_id": "a-proj", "qa_id": id, "result": "pass", "receipt_id": ms[0].ReceiptID}).decode(t, &rr)
 	if *rr.Applied || rr.Reason != wire.ReasonReceiptOtherKey {
 		t.Errorf("a receipt of another key: applied %v reason %q", *rr.Applied, rr.Reason)
+	}
+}
+
+// TestMethodNotAllowed: a route served with another method answers 405
+// with Allow, before authentication; an unknown path stays 404.
+func TestMethodNotAllowed(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		method, path, allow string
+		key                 Key
+	}{
+		{"PUT", "/v1/qa/hit", "GET, POST, DELETE", keyAgentA}, // GET and DELETE /v1/qa/{qa_id} serve it too
+		{"GET", "/v1/qa/validate", "", keyAgentA},             // GET /v1/qa/{qa_id} serves it: qa_id "validate"
+		{"POST", "/v1/qa", "GET", keyAgentA},
+		{"PUT", "/v1/qa/qa_1", "GET, DELETE", keyAgentA},
+		{"DELETE", "/admin/v1/projects", "GET", keyAgentA},
+		{"POST", "/readyz", "GET", Key{}},
+		{"PUT", "/v1/qa/candidates", "GET, POST, DELETE", Key{ID: "nobody"}},
+	} {
+		if tc.allow == "" {
+			continue
+		}
+		r := e.do(tc.key, tc.method, tc.path, nil)
+		if r.status != 405 || r.header.Get("Allow") != tc.allow || r.apiErr(t).Code != "method_not_allowed" || r.header.Get("X-Request-Id") == "" {
+			t.Errorf("%s %s: %d Allow %q %s, want 405 Allow %q in the error shape", tc.method, tc.path, r.status, r.header.Get("Allow"), r.body, tc.allow)
+		}
+	}
+	if r := e.do(keyAgentA, "PUT", "/v1/nope", nil); r.status != 404 {
+		t.Errorf("unknown path: %d, want 404", r.status)
+	}
+}
+
+// TestHeadersTooLarge: headers past MaxHeaderBytes get 431 in the error
+// shape with X-Request-Id, through the server memex serve runs.
+func TestHeadersTooLarge(t *testing.T) {
+	e := newEnv(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- e.srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-done })
+	req, _ := http.NewRequest("GET", "http://"+ln.Addr().String()+"/healthz", nil)
+	req.Header.Set("X-Big", strings.Repeat("a", MaxHeaderBytes+10))
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var body wire.ErrorResponse
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil || res.StatusCode != 431 || body.Error.Code != "headers_too_large" || res.Header.Get("X-Request-Id") == "" {
+		t.Errorf("431: status %d, body %+v (%v), X-Request-Id %q", res.StatusCode, body, err, res.Header.Get("X-Request-Id"))
 	}
 }
