@@ -69,6 +69,7 @@ func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
 		idemReplays:  prometheus.NewCounter(prometheus.CounterOpts{Name: "memex_idempotent_replays_total", Help: "Writes answered from the Idempotency-Key cache."}),
 		expired:      prometheus.NewCounter(prometheus.CounterOpts{Name: "memex_expired_total", Help: "QAs deprecated by the expiry job."}),
 	}
+	m.zero(s)
 	cs := []prometheus.Collector{m.requests, m.searchSeconds, m.searchMatches, m.injected, m.hits, m.uses, m.validations,
 		m.candidates, m.storeErrors, m.receipts, m.rateLimited, m.authFailures, m.idemReplays, m.expired}
 	if st, ok := s.store.(core.Statser); ok {
@@ -80,6 +81,44 @@ func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
 		}
 	}
 	return m, nil
+}
+
+// The label values every labelled counter can take: each series is
+// exported from the start at zero, so a rate() or an alert sees it before
+// its first event.
+var (
+	validationResults   = [...]string{string(core.ResultPass), string(core.ResultFail)}
+	validationStrengths = [...]string{string(core.StrengthStrong), string(core.StrengthMedium), string(core.StrengthWeak)}
+	candidateOutcomes   = [...]string{"created", "deduplicated", "blocked"}
+	receiptOutcomes     = [...]string{"issued", "accepted", "rejected", "missing"}
+	storeOps            = [...]string{"search", "candidate", "hit", "validate", "get", "list", "delete", "patch", "expire", "grade",
+		"stats", "projects", "audit", "ping", "receipt_issue", "receipt_redeem",
+		"store put", "store get", "store delete", "store list", "store search", "store clear"}
+	projectStatuses = [...]core.Status{core.StatusCandidate, core.StatusActive, core.StatusVerified, core.StatusStale,
+		core.StatusDeprecated, core.StatusFrozen}
+)
+
+// zero creates every labelled counter's series at zero (rate_limited: one
+// per configured key).
+func (m *metrics) zero(s *Server) {
+	for _, r := range validationResults {
+		for _, st := range validationStrengths {
+			m.validations.WithLabelValues(r, st, "true")
+			m.validations.WithLabelValues(r, st, "false")
+		}
+	}
+	for _, o := range candidateOutcomes {
+		m.candidates.WithLabelValues(o)
+	}
+	for _, o := range receiptOutcomes {
+		m.receipts.WithLabelValues(o)
+	}
+	for _, op := range storeOps {
+		m.storeErrors.WithLabelValues(op)
+	}
+	for _, k := range s.cfg.Keys {
+		m.rateLimited.WithLabelValues(k.ID)
+	}
 }
 
 func (s *Server) serveMetrics(c echo.Context) error {
@@ -111,7 +150,8 @@ func newProjectCollector(s *Server, st core.Statser) *projectCollector {
 		s: s, st: st,
 		status: prometheus.NewDesc("memex_project_qas", "QAs per project by status.", []string{"project", "status"}, nil),
 		level:  prometheus.NewDesc("memex_project_level_qas", "QAs per project by validation level.", []string{"project", "level"}, nil),
-		trust:  prometheus.NewDesc("memex_project_trust_qas", "QAs per project by trust bucket (upper bound of a 0.1-wide bucket).", []string{"project", "le"}, nil),
+		trust: prometheus.NewDesc("memex_project_trust_qas", "QAs per project by trust bucket: bucket=\"0.3-0.4\" counts trust in [0.3, 0.4) (1.0 in the last); the buckets are not cumulative.",
+			[]string{"project", "bucket"}, nil),
 	}
 }
 
@@ -153,16 +193,25 @@ func (pc *projectCollector) gather() []prometheus.Metric {
 			pc.s.metrics.storeErrors.WithLabelValues("stats").Inc()
 			continue
 		}
-		for status, n := range st.ByStatus {
-			out = append(out, prometheus.MustNewConstMetric(pc.status, prometheus.GaugeValue, float64(n), p.ProjectID, string(status)))
+		for _, status := range projectStatuses {
+			out = append(out, prometheus.MustNewConstMetric(pc.status, prometheus.GaugeValue, float64(st.ByStatus[status]), p.ProjectID, string(status)))
 		}
-		for level, n := range st.ByLevel {
-			out = append(out, prometheus.MustNewConstMetric(pc.level, prometheus.GaugeValue, float64(n), p.ProjectID, level))
+		for l := range 4 {
+			level := core.LevelName(l)
+			out = append(out, prometheus.MustNewConstMetric(pc.level, prometheus.GaugeValue, float64(st.ByLevel[level]), p.ProjectID, level))
 		}
-		for i, n := range st.TrustHistogram {
-			le := strconv.FormatFloat(float64(i+1)/10, 'f', 1, 64)
-			out = append(out, prometheus.MustNewConstMetric(pc.trust, prometheus.GaugeValue, float64(n), p.ProjectID, le))
+		for i := range 10 {
+			n := 0
+			if i < len(st.TrustHistogram) {
+				n = st.TrustHistogram[i]
+			}
+			out = append(out, prometheus.MustNewConstMetric(pc.trust, prometheus.GaugeValue, float64(n), p.ProjectID, trustBucket(i)))
 		}
 	}
 	return out
+}
+
+// trustBucket names the i-th 0.1-wide trust bucket: "0.0-0.1" … "0.9-1.0".
+func trustBucket(i int) string {
+	return strconv.FormatFloat(float64(i)/10, 'f', 1, 64) + "-" + strconv.FormatFloat(float64(i+1)/10, 'f', 1, 64)
 }

@@ -1,8 +1,12 @@
 package service
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"sort"
 	"strings"
 	"testing"
@@ -10,6 +14,9 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/extract/redact"
 )
 
 func TestMetrics(t *testing.T) {
@@ -103,6 +110,23 @@ memex_search_matches_count 1
 # HELP memex_project_qas QAs per project by status.
 # TYPE memex_project_qas gauge
 memex_project_qas{project="a-proj",status="active"} 1
+memex_project_qas{project="a-proj",status="candidate"} 0
+memex_project_qas{project="a-proj",status="deprecated"} 0
+memex_project_qas{project="a-proj",status="frozen"} 0
+memex_project_qas{project="a-proj",status="stale"} 0
+memex_project_qas{project="a-proj",status="verified"} 0
+memex_project_qas{project="b-proj",status="active"} 0
+memex_project_qas{project="b-proj",status="candidate"} 0
+memex_project_qas{project="b-proj",status="deprecated"} 0
+memex_project_qas{project="b-proj",status="frozen"} 0
+memex_project_qas{project="b-proj",status="stale"} 0
+memex_project_qas{project="b-proj",status="verified"} 0
+memex_project_qas{project="global",status="active"} 0
+memex_project_qas{project="global",status="candidate"} 0
+memex_project_qas{project="global",status="deprecated"} 0
+memex_project_qas{project="global",status="frozen"} 0
+memex_project_qas{project="global",status="stale"} 0
+memex_project_qas{project="global",status="verified"} 0
 `
 		if err := testutil.GatherAndCompare(e.reg, strings.NewReader(want), "memex_project_qas"); err != nil {
 			t.Error(err)
@@ -190,4 +214,93 @@ func TestUnknownPathsShareOneRouteLabel(t *testing.T) {
 	if n := testutil.CollectAndCount(e.srv.metrics.requests); n > 3 {
 		t.Errorf("%d request series for unknown paths: route labels must not hold raw paths", n)
 	}
+}
+
+// TestMetricsForPrometheus: what a Prometheus user relies on — no "le"
+// label on a gauge of non-cumulative buckets, every series exported from
+// the start at zero, the Go and process collectors on the server's own
+// registry, and a candidate refused for a secret counted as blocked.
+func TestMetricsForPrometheus(t *testing.T) {
+	team := newTeamStore(t)
+	srv, err := New(secretBlocking{team}, Config{Keys: withHash(keyAgentA, keyAdmin), PublicMetrics: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	scrape := func() string {
+		res, err := http.Get(ts.URL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return string(b)
+	}
+	fresh := scrape()
+	for _, want := range []string{
+		`memex_validations_total{applied="false",result="fail",strength="weak"} 0`,
+		`memex_validations_total{applied="true",result="pass",strength="strong"} 0`,
+		`memex_candidates_total{outcome="blocked"} 0`,
+		`memex_candidates_total{outcome="created"} 0`,
+		`memex_receipts_total{outcome="rejected"} 0`,
+		`memex_store_errors_total{op="search"} 0`,
+		`memex_rate_limited_total{key="agent-a"} 0`,
+		"go_goroutines ", "go_memstats_heap_alloc_bytes ", "process_cpu_seconds_total ", "process_open_fds ",
+	} {
+		if !strings.Contains(fresh, want) {
+			t.Errorf("a fresh server's /metrics lacks %s", want)
+		}
+	}
+
+	post := func(path, body string) int {
+		req, _ := http.NewRequest("POST", ts.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+secretOf(keyAgentA))
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if code := post("/v1/qa/candidates", `{"project_id":"a-proj","question":"How do I log in to the registry?","answer":"docker login -p ghp_0123456789abcdefghijABCDEFGHIJ012345 ghcr.io"}`); code != 422 {
+		t.Errorf("candidate with a secret: %d, want 422", code)
+	}
+	if code := post("/v1/qa/candidates", `{"project_id":"a-proj","question":"How do I list the registry's tags?","answer":"crane ls ghcr.io/acme/app"}`); code != 201 {
+		t.Errorf("candidate: %d, want 201", code)
+	}
+	after := scrape()
+	for _, want := range []string{`memex_candidates_total{outcome="blocked"} 1`, `memex_candidates_total{outcome="created"} 1`} {
+		if !strings.Contains(after, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	var trustLines []string
+	for _, l := range strings.Split(after, "\n") {
+		if strings.HasPrefix(l, "memex_project_trust_qas{") && strings.Contains(l, `project="a-proj"`) {
+			trustLines = append(trustLines, l)
+		}
+	}
+	if len(trustLines) != 10 {
+		t.Errorf("memex_project_trust_qas: %d series, want 10 (every bucket, zero included):\n%s", len(trustLines), strings.Join(trustLines, "\n"))
+	}
+	for _, l := range trustLines {
+		if strings.Contains(l, "le=") || !strings.Contains(l, `bucket="`) {
+			t.Errorf("trust gauge series %s: want a bucket label, never le (it is not a histogram)", l)
+		}
+	}
+	if !strings.Contains(after, `memex_project_level_qas{level="L3",project="a-proj"} 0`) {
+		t.Errorf("no zero series for level L3")
+	}
+}
+
+// secretBlocking refuses a candidate whose text holds a secret with
+// core.ErrSecret, as a store under strict_secret_block does.
+type secretBlocking struct{ *teamStore }
+
+func (s secretBlocking) RecordCandidate(ctx context.Context, req core.CandidateRequest) (core.CandidateResult, error) {
+	if _, findings := redact.New().Redact(req.Question + "\n" + req.Answer); len(findings) > 0 {
+		return core.CandidateResult{}, fmt.Errorf("candidate holds a secret (%s): %w", findings[0].Rule, core.ErrSecret)
+	}
+	return s.teamStore.RecordCandidate(ctx, req)
 }

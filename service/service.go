@@ -15,6 +15,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/memex-dev/memex/core"
 )
@@ -135,7 +136,10 @@ func New(store core.MemoryPlugin, cfg Config, opts ...Option) (*Server, error) {
 	}
 	reg := o.reg
 	if reg == nil {
+		// The server's own registry carries the Go runtime's and the
+		// process's series too (memory, GC, goroutines, CPU, open files).
 		r := prometheus.NewRegistry()
+		r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		reg, s.gatherer = r, r
 	} else if g, ok := reg.(prometheus.Gatherer); ok {
 		s.gatherer = g
