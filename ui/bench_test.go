@@ -77,6 +77,9 @@ func BenchmarkPages(b *testing.B) {
 			// afresh every time (the cold load's cost).
 			w := httptest.NewRecorder()
 			api.ServeHTTP(w, httptest.NewRequest("GET", p.path, nil))
+			if w.Code != http.StatusOK {
+				b.Fatalf("warming %s: %d %s (a stats scan longer than the request timeout?)", p.path, w.Code, w.Body.String())
+			}
 			for b.Loop() {
 				w := httptest.NewRecorder()
 				api.ServeHTTP(w, httptest.NewRequest("GET", p.path, nil))
