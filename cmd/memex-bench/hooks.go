@@ -60,7 +60,7 @@ func runHooks(args []string, out io.Writer) error {
 	}
 	// The process alone, on this machine now: memex started and stopped
 	// by MEMEX_DISABLE=1 before it reads its input.
-	var base []time.Duration
+	var base, baseCPU []time.Duration
 	for range *runs {
 		c := exec.Command(bin, "hook", "claude", "UserPromptSubmit")
 		c.Dir, c.Env, c.Stdin = dir, append(env, "MEMEX_DISABLE=1"), strings.NewReader("{}")
@@ -68,11 +68,12 @@ func runHooks(args []string, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("baseline: %w", err)
 		}
-		base = append(base, d)
+		base, baseCPU = append(base, d), append(baseCPU, cpuTime(c))
 	}
 	slices.Sort(base)
-	fmt.Fprintf(out, "| corpus | prompt hook p50 | p90 | p99 | turns injected |\n|---:|---:|---:|---:|---:|\n")
-	fmt.Fprintf(out, "| (process start and exit only, MEMEX_DISABLE=1) | %s | %s | %s | |\n", ms(pct(base, 50)), ms(pct(base, 90)), ms(pct(base, 99)))
+	slices.Sort(baseCPU)
+	fmt.Fprintf(out, "| corpus | prompt hook p50 | p90 | p99 | CPU p50 (user+sys) | turns injected |\n|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(out, "| (process start and exit only, MEMEX_DISABLE=1) | %s | %s | %s | %s | |\n", ms(pct(base, 50)), ms(pct(base, 90)), ms(pct(base, 99)), ms(pct(baseCPU, 50)))
 	var last string
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -91,7 +92,7 @@ func runHooks(args []string, out io.Writer) error {
 			return err
 		}
 		injected := 0
-		var lat []time.Duration
+		var lat, cpu []time.Duration
 		for i := -3; i < *runs; i++ { // three warm-up runs
 			q := queries[(i+*runs)%*runs]
 			c, err := hook(store, "UserPromptSubmit", map[string]any{
@@ -111,13 +112,14 @@ func runHooks(args []string, out io.Writer) error {
 			if i < 0 {
 				continue
 			}
-			lat = append(lat, d)
+			lat, cpu = append(lat, d), append(cpu, cpuTime(c))
 			if stdout.Len() > 0 {
 				injected++
 			}
 		}
 		slices.Sort(lat)
-		fmt.Fprintf(out, "| %d | %s | %s | %s | %d of %d |\n", n, ms(pct(lat, 50)), ms(pct(lat, 90)), ms(pct(lat, 99)), injected, *runs)
+		slices.Sort(cpu)
+		fmt.Fprintf(out, "| %d | %s | %s | %s | %s | %d of %d |\n", n, ms(pct(lat, 50)), ms(pct(lat, 90)), ms(pct(lat, 99)), ms(pct(cpu, 50)), injected, *runs)
 		last = store
 	}
 	if last == "" {
@@ -138,7 +140,7 @@ func runHooks(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var stops []time.Duration
+	var stops, stopCPU []time.Duration
 	for i := range *runs {
 		session := fmt.Sprintf("stop-%d", i)
 		c, err := hook(last, "UserPromptSubmit", map[string]any{"session_id": session, "cwd": dir, "hook_event_name": "UserPromptSubmit", "prompt": queries[i]})
@@ -156,15 +158,25 @@ func runHooks(args []string, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("stop hook: %w", err)
 		}
-		stops = append(stops, d)
+		stops, stopCPU = append(stops, d), append(stopCPU, cpuTime(c))
 	}
 	slices.Sort(stops)
-	fmt.Fprintf(out, "\n| stop hook, %.1f MB transcript, at the last corpus | p50 | p90 | p99 |\n|---|---:|---:|---:|\n", float64(st.Size())/(1<<20))
-	fmt.Fprintf(out, "| evaluate + record | %s | %s | %s |\n", ms(pct(stops, 50)), ms(pct(stops, 90)), ms(pct(stops, 99)))
+	slices.Sort(stopCPU)
+	fmt.Fprintf(out, "\n| stop hook, %.1f MB transcript, at the last corpus | p50 | p90 | p99 | CPU p50 (user+sys) |\n|---|---:|---:|---:|---:|\n", float64(st.Size())/(1<<20))
+	fmt.Fprintf(out, "| evaluate + record | %s | %s | %s | %s |\n", ms(pct(stops, 50)), ms(pct(stops, 90)), ms(pct(stops, 99)), ms(pct(stopCPU, 50)))
 	if log, err := os.ReadFile(filepath.Join(dir, "data", "memex", "hooks.log")); err == nil && len(log) > 0 {
 		fmt.Fprintf(out, "\nhooks.log (errors during the benchmark):\n%s", log)
 	}
 	return nil
+}
+
+// cpuTime is the user and system CPU time of a finished command: the work
+// memex did, whatever the machine's load did to the wall time.
+func cpuTime(c *exec.Cmd) time.Duration {
+	if c.ProcessState == nil {
+		return 0
+	}
+	return c.ProcessState.UserTime() + c.ProcessState.SystemTime()
 }
 
 // writeBenchTranscript writes a Claude Code JSONL transcript of about size
