@@ -33,7 +33,7 @@ chromium:
 
 ## ui-screenshots: rerun the dashboard's browser tests, writing a PNG of each page to docs/dashboard
 ui-screenshots: chromium
-	MEMEX_UI_SCREENSHOTS=$(CURDIR)/docs/dashboard $(GO) test -count=1 -run 'TestDashboardInBrowser' ./cmd/memex
+	MEMEX_UI_SCREENSHOTS=$(CURDIR)/docs/dashboard $(GO) test -tags integration -count=1 -run 'TestDashboardInBrowser' ./cmd/memex
 
 ## lint: gofmt check and go vet
 # The MCP Inspector's CLI (pinned in tools/mcp-inspector/package-lock.json),

@@ -8,6 +8,10 @@ if command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ]; then
 fi
 SUDO=""
 if [ "$(id -u)" != 0 ]; then
+	if ! command -v sudo >/dev/null 2>&1; then
+		echo "install-chromium: not root and no sudo: run 'apt-get install -y chromium' as root" >&2
+		exit 1
+	fi
 	SUDO="sudo"
 fi
 export DEBIAN_FRONTEND=noninteractive

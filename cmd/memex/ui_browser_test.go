@@ -1,3 +1,5 @@
+//go:build integration
+
 package main
 
 import (
@@ -30,7 +32,8 @@ import (
 // The dashboard, driven in Debian's headless chromium against a real memex
 // serve on a private Redis and a real memex ui on an embedded store.
 // MEMEX_UI_SCREENSHOTS=<dir> also writes a PNG of each page there (the
-// ones in docs/dashboard come from this test).
+// ones in docs/dashboard come from this test). They are in the integration
+// tier (make test-integration; about a minute with the browser).
 
 const screenshotsEnv = "MEMEX_UI_SCREENSHOTS"
 
