@@ -180,3 +180,48 @@ type DayCount struct {
 	Passes int64  `json:"passes"`
 	Fails  int64  `json:"fails"`
 }
+
+// Unwrapper is a decorator: a MemoryPlugin that wraps another one (the
+// secret redaction every store gets, semantic search). Unwrap returns the
+// plugin it wraps.
+type Unwrapper interface {
+	Unwrap() MemoryPlugin
+}
+
+// As finds the optional capability T (Getter, RunRecorder, io.Closer, a
+// consumer's own interface, ...) of p, looking through decorators: a
+// decorator that implements T answers for itself, one that does not is
+// looked through, and T is found only when the innermost plugin has it (a
+// decorator implementing T forwards to it). Callers use As instead of a
+// type assertion so that wrapping a store never changes what it can do.
+func As[T any](p MemoryPlugin) (T, bool) {
+	var zero T
+	if p == nil {
+		return zero, false
+	}
+	u, ok := p.(Unwrapper)
+	if !ok {
+		t, ok := p.(T)
+		return t, ok
+	}
+	inner := u.Unwrap()
+	below, ok := As[T](inner)
+	if !ok {
+		return zero, false
+	}
+	if t, ok := p.(T); ok {
+		return t, true
+	}
+	return below, true
+}
+
+// Base is the innermost plugin of a chain of decorators.
+func Base(p MemoryPlugin) MemoryPlugin {
+	for {
+		u, ok := p.(Unwrapper)
+		if !ok {
+			return p
+		}
+		p = u.Unwrap()
+	}
+}

@@ -369,7 +369,7 @@ func (e *Engine) Post(ctx context.Context, in PostInput) (PostResult, error) {
 	}
 	res.Candidate = e.candidateRequest(in, res.Evaluation, memoryOn)
 
-	if rr, ok := e.store.(core.RunRecorder); ok && memoryOn {
+	if rr, ok := core.As[core.RunRecorder](e.store); ok && memoryOn {
 		e.recordRun(ctx, rr, &res, &down)
 	} else if memoryOn {
 		e.recordEach(ctx, &res, &down)

@@ -26,7 +26,7 @@ func spooled(err error) bool {
 
 // spools reports whether the engine's store has an outbox.
 func (e *Engine) spools() bool {
-	s, ok := e.store.(Spooler)
+	s, ok := core.As[Spooler](e.store)
 	return ok && s.Spools()
 }
 

@@ -105,7 +105,8 @@ func Extract(in Input, cfg Config, r *redact.Redactor) (c Candidate, ok bool, re
 	if question == "" {
 		return c, false, ReasonNoQuestion
 	}
-	question = truncateRunes(question, maxQuestionRune)
+	// The question is cut to maxQuestionRune by redactField, after the
+	// redaction: a cut first would leave part of a secret undetected.
 
 	body := strings.TrimSpace(mem.strip(evidence.FinalAnswer(in.Events)))
 	if body == "" {

@@ -345,3 +345,17 @@ func TestTruncateRunes(t *testing.T) {
 		}
 	}
 }
+
+// A secret across the question's length limit is redacted before the cut:
+// no prefix of it is kept (issue 13.4).
+func TestExtractRedactsBeforeCutting(t *testing.T) {
+	tok := "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+	q := strings.Repeat("b", maxQuestionRune-16) + " " + tok + " why?"
+	c, ok, reason := Extract(Input{Query: q, Passed: true, Events: []core.Event{{Kind: core.EventText, Text: "Set the token in the environment and rerun the failing step; it works then."}}}, DefaultConfig(), nil)
+	if !ok {
+		t.Fatalf("not extracted: %s", reason)
+	}
+	if strings.Contains(c.Question, "ghp_") || strings.Contains(c.Question, tok[4:12]) {
+		t.Errorf("part of the token survived the cut: ...%s", c.Question[len(c.Question)-30:])
+	}
+}

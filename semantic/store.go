@@ -12,9 +12,10 @@ import (
 // Search logs a warning (through WithHybridLogger's logger) and returns the
 // lexical matches with no error, so memex keeps working without the model.
 //
-// Optional capabilities of the wrapped plugin (core.Getter, io.Closer, ...)
-// are not promoted: callers that look for them should type-assert on
-// Unwrap().
+// Store is a core.Unwrapper: every optional capability of the wrapped
+// plugin (core.RunRecorder and its one-transaction run, core.Getter,
+// io.Closer, ...) stays available through core.As, which the engine, the
+// service and cmd/memex use instead of type assertions.
 type Store struct {
 	core.MemoryPlugin
 	h *Hybrid
@@ -28,13 +29,19 @@ func Wrap(p core.MemoryPlugin, h *Hybrid) core.MemoryPlugin {
 	return &Store{MemoryPlugin: p, h: h}
 }
 
-var _ core.MemoryPlugin = (*Store)(nil)
+var (
+	_ core.MemoryPlugin = (*Store)(nil)
+	_ core.Unwrapper    = (*Store)(nil)
+)
 
 // Unwrap returns the wrapped plugin.
 func (s *Store) Unwrap() core.MemoryPlugin { return s.MemoryPlugin }
 
 // Search is Hybrid.Search over the wrapped plugin, failing open.
 func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Match, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err // the fused search asks the store other bounds
+	}
 	ms, err := s.h.Search(ctx, s.MemoryPlugin, req)
 	var re *RerankError
 	if errors.As(err, &re) {

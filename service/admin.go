@@ -13,7 +13,7 @@ import (
 )
 
 func (s *Server) adminProjects(c echo.Context) error {
-	pl, ok := s.store.(core.ProjectLister)
+	pl, ok := core.As[core.ProjectLister](s.store)
 	if !ok {
 		return &notImplementedError{what: "listing projects on the " + s.store.Name() + " store"}
 	}
@@ -41,7 +41,7 @@ func (s *Server) adminStats(c echo.Context) error {
 	if err := authorize(c, p); err != nil {
 		return err
 	}
-	st, ok := s.store.(core.Statser)
+	st, ok := core.As[core.Statser](s.store)
 	if !ok {
 		return &notImplementedError{what: "project statistics on the " + s.store.Name() + " store"}
 	}
@@ -146,7 +146,7 @@ func (s *Server) adminPatch(c echo.Context) error {
 	if err := authorize(c, req.ProjectID); err != nil {
 		return err
 	}
-	pt, ok := s.store.(core.Patcher)
+	pt, ok := core.As[core.Patcher](s.store)
 	if !ok {
 		return &notImplementedError{what: "human verdicts on the " + s.store.Name() + " store"}
 	}
@@ -155,7 +155,7 @@ func (s *Server) adminPatch(c echo.Context) error {
 		defer cancel()
 		req.EventID = firstNonEmpty(eventID, scopedEventID(c, req.EventID))
 		var before map[string]any
-		if g, ok := s.store.(core.Getter); ok {
+		if g, ok := core.As[core.Getter](s.store); ok {
 			r, err := g.Get(ctx, req.ProjectID, req.QAID)
 			if err != nil {
 				return 0, nil, s.storeErr("get", err)

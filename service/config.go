@@ -15,15 +15,18 @@ const (
 
 // Defaults of Config (DefaultConfig).
 const (
-	DefaultAddr            = "127.0.0.1:8080"
-	DefaultBodyLimit       = 1 << 20
-	DefaultExpiryInterval  = 15 * time.Minute
-	DefaultExpiryBatch     = 200
-	DefaultReceiptTTL      = 7 * 24 * time.Hour
-	DefaultIdempotencyTTL  = 24 * time.Hour
-	DefaultRequestTimeout  = 30 * time.Second
-	DefaultShutdownTimeout = 10 * time.Second
-	DefaultStatsInterval   = 30 * time.Second
+	DefaultAddr           = "127.0.0.1:8080"
+	DefaultBodyLimit      = 1 << 20
+	DefaultExpiryInterval = 15 * time.Minute
+	DefaultExpiryBatch    = 200
+	DefaultReceiptTTL     = 7 * 24 * time.Hour
+	DefaultIdempotencyTTL = 24 * time.Hour
+	// DefaultIdempotencyMaxBytes bounds the response bodies the
+	// idempotency cache holds.
+	DefaultIdempotencyMaxBytes = 32 << 20
+	DefaultRequestTimeout      = 30 * time.Second
+	DefaultShutdownTimeout     = 10 * time.Second
+	DefaultStatsInterval       = 30 * time.Second
 )
 
 // Key is one API key of [[serve.keys]]. The secret itself is never stored:
@@ -87,6 +90,10 @@ type Config struct {
 	ReceiptTTL time.Duration
 	// IdempotencyTTL is how long an Idempotency-Key's response is replayed.
 	IdempotencyTTL time.Duration
+	// IdempotencyMaxBytes bounds the bytes of the responses kept for
+	// replay; past it the oldest are forgotten (their retries run again,
+	// and the store dedupes their event ids).
+	IdempotencyMaxBytes int64
 	// RequestTimeout bounds each request's store calls (503 after it).
 	RequestTimeout time.Duration
 	// ShutdownTimeout bounds graceful shutdown in Serve.
@@ -101,15 +108,16 @@ type Config struct {
 // DefaultConfig is the configuration with no [serve] section.
 func DefaultConfig() Config {
 	return Config{
-		BodyLimit:       DefaultBodyLimit,
-		ExpiryInterval:  DefaultExpiryInterval,
-		ExpiryBatch:     DefaultExpiryBatch,
-		RequireReceipts: true,
-		ReceiptTTL:      DefaultReceiptTTL,
-		IdempotencyTTL:  DefaultIdempotencyTTL,
-		RequestTimeout:  DefaultRequestTimeout,
-		ShutdownTimeout: DefaultShutdownTimeout,
-		StatsInterval:   DefaultStatsInterval,
+		BodyLimit:           DefaultBodyLimit,
+		ExpiryInterval:      DefaultExpiryInterval,
+		ExpiryBatch:         DefaultExpiryBatch,
+		RequireReceipts:     true,
+		ReceiptTTL:          DefaultReceiptTTL,
+		IdempotencyTTL:      DefaultIdempotencyTTL,
+		IdempotencyMaxBytes: DefaultIdempotencyMaxBytes,
+		RequestTimeout:      DefaultRequestTimeout,
+		ShutdownTimeout:     DefaultShutdownTimeout,
+		StatsInterval:       DefaultStatsInterval,
 	}
 }
 
@@ -130,6 +138,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.IdempotencyTTL <= 0 {
 		c.IdempotencyTTL = d.IdempotencyTTL
+	}
+	if c.IdempotencyMaxBytes <= 0 {
+		c.IdempotencyMaxBytes = d.IdempotencyMaxBytes
 	}
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = d.RequestTimeout

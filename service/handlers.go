@@ -48,7 +48,7 @@ func (s *Server) healthz(c echo.Context) error {
 }
 
 func (s *Server) readyz(c echo.Context) error {
-	if p, ok := s.store.(core.Pinger); ok {
+	if p, ok := core.As[core.Pinger](s.store); ok {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), min(s.cfg.RequestTimeout, 5*time.Second))
 		defer cancel()
 		if err := p.Ping(ctx); err != nil {
@@ -325,9 +325,9 @@ func (s *Server) validate(c echo.Context) error {
 		// A store that returns the record before the validation with its
 		// result saves the Get (one or two round trips to Redis): it is
 		// read only when the report will not be applied.
-		vb, combined := s.store.(validationRecorder)
+		vb, combined := core.As[validationRecorder](s.store)
 		getBefore := func() error {
-			if g, ok := s.store.(core.Getter); ok && !haveBefore {
+			if g, ok := core.As[core.Getter](s.store); ok && !haveBefore {
 				r, err := g.Get(ctx, req.ProjectID, req.QAID)
 				if err != nil {
 					return s.storeErr("get", err)
@@ -456,7 +456,7 @@ func (s *Server) get(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	g, ok := s.store.(core.Getter)
+	g, ok := core.As[core.Getter](s.store)
 	if !ok {
 		return &notImplementedError{what: "reading one QA on the " + s.store.Name() + " store"}
 	}
@@ -506,7 +506,7 @@ func (s *Server) list(c echo.Context) error {
 	if err := authorize(c, req.ProjectID); err != nil {
 		return err
 	}
-	l, ok := s.store.(core.Lister)
+	l, ok := core.As[core.Lister](s.store)
 	if !ok {
 		return &notImplementedError{what: "listing QAs on the " + s.store.Name() + " store"}
 	}
@@ -531,7 +531,7 @@ func (s *Server) remove(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d, ok := s.store.(core.Deleter)
+	d, ok := core.As[core.Deleter](s.store)
 	if !ok {
 		return &notImplementedError{what: "deleting QAs on the " + s.store.Name() + " store"}
 	}
@@ -539,7 +539,7 @@ func (s *Server) remove(c echo.Context) error {
 		ctx, cancel := s.reqCtx(c)
 		defer cancel()
 		var before map[string]any
-		if g, ok := s.store.(core.Getter); ok {
+		if g, ok := core.As[core.Getter](s.store); ok {
 			if r, err := g.Get(ctx, p, id); err == nil {
 				before = summary(r)
 			}
@@ -569,7 +569,7 @@ func (s *Server) expire(c echo.Context) error {
 	if req.BatchSize == 0 {
 		req.BatchSize = DefaultExpiryBatch
 	}
-	ex, ok := s.store.(core.Expirer)
+	ex, ok := core.As[core.Expirer](s.store)
 	if !ok {
 		return &notImplementedError{what: "expiry on the " + s.store.Name() + " store"}
 	}

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"sort"
 	"sync"
 	"time"
 
@@ -95,7 +94,7 @@ func (s *Server) checkQuota(ctx context.Context, req core.CandidateRequest) erro
 	if q.MaxQAs <= 0 {
 		return nil
 	}
-	st, ok := s.store.(core.Statser)
+	st, ok := core.As[core.Statser](s.store)
 	if !ok {
 		return nil
 	}
@@ -130,14 +129,21 @@ func (s *Server) counted(project string) {
 	s.quotas.mu.Unlock()
 }
 
-// idemCache replays the first response of an Idempotency-Key.
+// idemCache replays the first response of an Idempotency-Key. It is
+// bounded twice: in entries (max) and in the bytes of the response bodies
+// it holds (maxBytes); past either bound the oldest finished entries go
+// first (a retry of an evicted key runs again: the store dedupes its event
+// id). Refusals (errors, reports stored with applied:false) are never kept.
 type idemCache struct {
-	ttl time.Duration
-	now func() time.Time
-	max int
+	ttl      time.Duration
+	now      func() time.Time
+	max      int
+	maxBytes int64
 
 	mu      sync.Mutex
 	entries map[string]*idemEntry
+	bytes   int64        // sum of len(body) of the finished entries
+	order   []idemRecent // finished entries, oldest first (may hold stale keys)
 }
 
 type idemEntry struct {
@@ -149,8 +155,56 @@ type idemEntry struct {
 	ok      bool
 }
 
-func newIdemCache(ttl time.Duration, now func() time.Time) *idemCache {
-	return &idemCache{ttl: ttl, now: now, max: 100000, entries: map[string]*idemEntry{}}
+// idemRecent is one finished entry in completion order.
+type idemRecent struct {
+	key string
+	e   *idemEntry
+}
+
+func newIdemCache(ttl time.Duration, maxBytes int64, now func() time.Time) *idemCache {
+	return &idemCache{ttl: ttl, now: now, max: 100000, maxBytes: maxBytes, entries: map[string]*idemEntry{}}
+}
+
+// finish keeps a finished entry and evicts the oldest ones past the bounds
+// (mu held).
+func (ic *idemCache) finish(key string, e *idemEntry) {
+	ic.bytes += int64(len(e.body))
+	ic.order = append(ic.order, idemRecent{key, e})
+	for len(ic.order) > 0 && (ic.bytes > ic.maxBytes || len(ic.entries) > ic.max) {
+		old := ic.order[0]
+		ic.order = ic.order[1:]
+		ic.drop(old.key, old.e)
+	}
+	if len(ic.order) > 0 && cap(ic.order) > 4*len(ic.order)+64 {
+		ic.order = append([]idemRecent(nil), ic.order...)
+	}
+}
+
+// drop forgets key when it still holds e (mu held).
+func (ic *idemCache) drop(key string, e *idemEntry) {
+	if cur, ok := ic.entries[key]; ok && cur == e {
+		delete(ic.entries, key)
+		ic.bytes -= int64(len(e.body))
+	}
+}
+
+// Bytes is the size of the response bodies the cache holds.
+func (ic *idemCache) Bytes() int64 {
+	ic.mu.Lock()
+	defer ic.mu.Unlock()
+	return ic.bytes
+}
+
+// refusal reports whether a write's answer says it was not applied (a
+// report kept in the audit log only): such answers are not replayed.
+func refusal(v any) bool {
+	switch r := v.(type) {
+	case RecordResponse:
+		return r.Applied != nil && !*r.Applied
+	case HitResponse:
+		return r.Updated == 0 && r.Ignored > 0
+	}
+	return false
 }
 
 // idempotencyKey reads and checks the Idempotency-Key header.
@@ -205,7 +259,6 @@ func (s *Server) idempotent(c echo.Context, body []byte, fn func(eventID string)
 		}
 		if !ok {
 			e = &idemEntry{done: make(chan struct{}), bodySum: sum, at: ic.now()}
-			ic.gc()
 			ic.entries[key] = e
 			ic.mu.Unlock()
 			break
@@ -227,58 +280,25 @@ func (s *Server) idempotent(c echo.Context, body []byte, fn func(eventID string)
 		return c.Blob(e.status, echo.MIMEApplicationJSON, e.body)
 	}
 	status, v, err := fn("idem:" + key)
+	var out []byte
 	if err == nil {
-		e.body, err = jsonBytes(v)
+		out, err = jsonBytes(v)
 	}
 	ic.mu.Lock()
-	if err != nil {
-		delete(ic.entries, key) // failures are not replayed: a retry runs again
+	if err != nil || refusal(v) || int64(len(out)) > ic.maxBytes {
+		// Failures and refusals are not replayed (a retry runs again), nor
+		// is an answer larger than the whole cache.
+		delete(ic.entries, key)
 	} else {
-		e.status, e.ok = status, true
+		e.status, e.body, e.ok = status, out, true
+		ic.finish(key, e)
 	}
 	ic.mu.Unlock()
 	close(e.done)
 	if err != nil {
 		return err
 	}
-	return c.Blob(status, echo.MIMEApplicationJSON, e.body)
-}
-
-// gc drops expired entries when the cache is full (mu held).
-func (ic *idemCache) gc() {
-	if len(ic.entries) < ic.max {
-		return
-	}
-	now := ic.now()
-	for k, e := range ic.entries {
-		select {
-		case <-e.done:
-			if now.Sub(e.at) > ic.ttl {
-				delete(ic.entries, k)
-			}
-		default:
-		}
-	}
-	if len(ic.entries) < ic.max {
-		return
-	}
-	// Still full: drop the oldest finished tenth.
-	type kv struct {
-		k  string
-		at time.Time
-	}
-	var done []kv
-	for k, e := range ic.entries {
-		select {
-		case <-e.done:
-			done = append(done, kv{k, e.at})
-		default:
-		}
-	}
-	sort.Slice(done, func(i, j int) bool { return done[i].at.Before(done[j].at) })
-	for _, d := range done[:len(done)/10+1] {
-		delete(ic.entries, d.k)
-	}
+	return c.Blob(status, echo.MIMEApplicationJSON, out)
 }
 
 // memAudit is the audit log of a store that keeps none: the last n entries

@@ -72,7 +72,7 @@ func newMetrics(reg prometheus.Registerer, s *Server) (*metrics, error) {
 	m.zero(s)
 	cs := []prometheus.Collector{m.requests, m.searchSeconds, m.searchMatches, m.injected, m.hits, m.uses, m.validations,
 		m.candidates, m.storeErrors, m.receipts, m.rateLimited, m.authFailures, m.idemReplays, m.expired}
-	if st, ok := s.store.(core.Statser); ok {
+	if st, ok := core.As[core.Statser](s.store); ok {
 		cs = append(cs, newProjectCollector(s, st))
 	}
 	for _, c := range cs {
@@ -175,7 +175,7 @@ func (pc *projectCollector) Collect(ch chan<- prometheus.Metric) {
 
 // gather lists the projects (core.ProjectLister) and reads their stats.
 func (pc *projectCollector) gather() []prometheus.Metric {
-	pl, ok := pc.s.store.(core.ProjectLister)
+	pl, ok := core.As[core.ProjectLister](pc.s.store)
 	if !ok {
 		return []prometheus.Metric{}
 	}

@@ -119,17 +119,17 @@ func New(store core.MemoryPlugin, cfg Config, opts ...Option) (*Server, error) {
 		stats:    newStatsCache(),
 		keys:     compileKeys(cfg.Keys),
 		limiter:  newLimiter(cfg.RateLimit, cfg.RateBurst, o.clock),
-		idem:     newIdemCache(cfg.IdempotencyTTL, o.clock),
+		idem:     newIdemCache(cfg.IdempotencyTTL, cfg.IdempotencyMaxBytes, o.clock),
 		quotas:   newQuotaCounter(),
 	}
-	if r, ok := store.(core.Receipts); ok {
+	if r, ok := core.As[core.Receipts](store); ok {
 		s.receipts = r
 	}
 	s.itemStore = o.items
-	if ip, ok := store.(core.ItemsProvider); ok && s.itemStore == nil {
+	if ip, ok := core.As[core.ItemsProvider](store); ok && s.itemStore == nil {
 		s.itemStore = ip.Items()
 	}
-	if a, ok := store.(core.Auditor); ok {
+	if a, ok := core.As[core.Auditor](store); ok {
 		s.auditor = a
 	} else {
 		s.auditor = newMemAudit(10000)
@@ -197,7 +197,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // done. It does nothing when the interval is negative or the store cannot
 // expire.
 func (s *Server) RunExpiry(ctx context.Context) {
-	ex, ok := s.store.(core.Expirer)
+	ex, ok := core.As[core.Expirer](s.store)
 	if !ok || s.cfg.ExpiryInterval < 0 {
 		return
 	}

@@ -92,6 +92,7 @@ func commands() []command {
 		{"mcp", "serve the memory to agents over MCP (stdio)", cmdMCP},
 		{"ui", "the trust dashboard of the local store, in a browser (loopback only)", cmdUI},
 		{"outbox", "deliver or inspect writes spooled while the memory service was down", cmdOutbox},
+		{"config", "trust a repository's .memex.toml to set commands and stores (trust, untrust, list)", cmdConfig},
 		{"doctor", "check the config, the store and the backends", cmdDoctor},
 		{"version", "print the version", cmdVersion},
 	}

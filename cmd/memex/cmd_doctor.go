@@ -61,7 +61,7 @@ func cmdDoctor(ctx context.Context, a *app, args []string) error {
 	} else {
 		defer s.close()
 		detail := fmt.Sprintf("%s (%s)", redactURL(s.storeURL), s.store.Name())
-		if p, ok := s.store.(core.Pinger); ok {
+		if p, ok := core.As[core.Pinger](s.store); ok {
 			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			start := time.Now()
 			err := p.Ping(pctx)

@@ -44,7 +44,7 @@ func cmdOutbox(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	defer s.close()
-	ob, ok := s.store.(outboxStore)
+	ob, ok := core.As[outboxStore](s.store)
 	if !ok {
 		return fmt.Errorf("outbox: the %s store has no outbox (only http(s):// stores spool writes)", s.store.Name())
 	}
@@ -83,7 +83,7 @@ func cmdOutbox(ctx context.Context, a *app, args []string) error {
 // flushOutbox delivers what earlier runs spooled, at the start of memex run:
 // best-effort, bounded by the memory timeout, never fatal.
 func (a *app) flushOutbox(ctx context.Context, store core.MemoryPlugin, timeout time.Duration, ev *eventsFile) {
-	f, ok := store.(outboxFlusher)
+	f, ok := core.As[outboxFlusher](store)
 	if !ok {
 		return
 	}

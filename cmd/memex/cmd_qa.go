@@ -419,10 +419,10 @@ imported into the current project (--project), whatever their project_id.`)
 	}
 	defer s.close()
 	im := &importer{a: a, s: s, ctx: asHuman(ctx), progress: isTTY(a.stderr)}
-	if b, ok := s.store.(core.CandidateBatcher); ok {
+	if b, ok := core.As[core.CandidateBatcher](s.store); ok {
 		im.batcher = b
 	}
-	if imp, ok := s.store.(core.Importer); ok {
+	if imp, ok := core.As[core.Importer](s.store); ok {
 		im.importer = imp
 	}
 	err = im.run(r, *skip)

@@ -23,6 +23,9 @@ import (
 type Config struct {
 	// Files are the config files that were read, in order.
 	Files []string
+	// Warnings are problems that did not stop the load (the keys an
+	// untrusted repository file may not set); setup prints them.
+	Warnings []string
 
 	Project string // [memory] project
 	Store   string // [memory] store
@@ -211,6 +214,7 @@ type serveFile struct {
 	RequireReceipts *bool                `toml:"require_receipts"`
 	ReceiptTTL      *duration            `toml:"receipt_ttl"`
 	IdempotencyTTL  *duration            `toml:"idempotency_ttl"`
+	IdempotencyMax  *int64               `toml:"idempotency_max_bytes"`
 	RequestTimeout  *duration            `toml:"request_timeout"`
 	ShutdownTimeout *duration            `toml:"shutdown_timeout"`
 	StatsInterval   *duration            `toml:"stats_interval"`
@@ -281,6 +285,7 @@ func (sf *serveFile) apply(cfg *Config, path string) error {
 	set(&sc.RequireReceipts, sf.RequireReceipts)
 	setDuration(&sc.ReceiptTTL, sf.ReceiptTTL)
 	setDuration(&sc.IdempotencyTTL, sf.IdempotencyTTL)
+	set(&sc.IdempotencyMaxBytes, sf.IdempotencyMax)
 	setDuration(&sc.RequestTimeout, sf.RequestTimeout)
 	setDuration(&sc.ShutdownTimeout, sf.ShutdownTimeout)
 	setDuration(&sc.StatsInterval, sf.StatsInterval)
@@ -385,7 +390,18 @@ func loadConfig(getenv func(string) string, cwd string, g *globalFlags) (Config,
 			}
 			return cfg, fmt.Errorf("config %s: %w", f, err)
 		}
-		if err := applyFile(&cfg, f, b); err != nil {
+		if must[f] {
+			err = applyFile(&cfg, f, b) // the user's own choice
+		} else if root := gitRoot(cwd); root != "" && f == filepath.Join(root, ".memex.toml") {
+			var ignored []string
+			ignored, err = applyRepoFile(&cfg, getenv, f, b)
+			if len(ignored) > 0 {
+				cfg.Warnings = append(cfg.Warnings, ignoredWarning(f, ignored))
+			}
+		} else {
+			err = applyFile(&cfg, f, b)
+		}
+		if err != nil {
 			return cfg, err
 		}
 		cfg.Files = append(cfg.Files, f)

@@ -478,8 +478,8 @@ func TestGitRepoConfigAndProject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Backend != "gemini" || cfg.Project != "team" {
-		t.Errorf(".memex.toml at the repo root not read: backend %q project %q", cfg.Backend, cfg.Project)
+	if cfg.Backend != "claude" || cfg.Project != "team" {
+		t.Errorf(".memex.toml at the repo root: backend %q project %q, want claude (a repository may not choose the backend) and team", cfg.Backend, cfg.Project)
 	}
 	if err := os.WriteFile(filepath.Join(repo, ".memex.toml"), []byte("[run]\nbakend = \"gemini\"\n"), 0o600); err != nil {
 		t.Fatal(err)

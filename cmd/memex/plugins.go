@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/extract/redact"
 	"github.com/memex-dev/memex/plugins/embedded"
 	httpstore "github.com/memex-dev/memex/plugins/http"
 	redisstore "github.com/memex-dev/memex/plugins/redis"
@@ -68,7 +69,18 @@ func (r *registry) open(ctx context.Context, rawURL string, cfg Config) (core.Me
 	if err != nil {
 		return nil, storeErr(rawURL, err)
 	}
-	return s, nil
+	return withRedaction(s, cfg), nil
+}
+
+// withRedaction puts s behind the one redaction every write passes
+// (extract/redact.Store): no store, spool or remote service ever receives
+// a secret. strict_secret_block refuses content holding one (ErrSecret).
+func withRedaction(s core.MemoryPlugin, cfg Config) core.MemoryPlugin {
+	policy := redact.PolicyRedact
+	if cfg.Engine.Extract.StrictSecretBlock {
+		policy = redact.PolicyBlock
+	}
+	return redact.WrapStore(s, redact.New(), policy)
 }
 
 func parseStoreURL(raw string) (*url.URL, error) {
@@ -160,7 +172,7 @@ func openHTTP(_ context.Context, u *url.URL, cfg Config) (core.MemoryPlugin, err
 
 // closeStore closes s if it holds resources.
 func closeStore(s core.MemoryPlugin) error {
-	if c, ok := s.(io.Closer); ok {
+	if c, ok := core.As[io.Closer](s); ok {
 		return c.Close()
 	}
 	return nil

@@ -29,6 +29,9 @@ func (a *app) setup(g *globalFlags) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, w := range cfg.Warnings {
+		fmt.Fprintf(a.stderr, "memex: warning: %s\n", w)
+	}
 	s := &session{cfg: cfg, cwd: cwd}
 	s.project, s.projectFrom = resolveProject(cfg, cwd)
 	return s, nil
@@ -70,7 +73,7 @@ func (s *session) close() error {
 
 // capability asserts an optional store capability with a clear error.
 func capability[T any](s *session, what string) (T, error) {
-	c, ok := s.store.(T)
+	c, ok := core.As[T](s.store)
 	if !ok {
 		var zero T
 		return zero, fmt.Errorf("the %s store cannot %s", s.store.Name(), what)

@@ -68,7 +68,7 @@ func Bench(b *testing.B, newPlugin func(tb testing.TB) core.MemoryPlugin) {
 // of 1,000), else one candidate at a time.
 func Load(tb testing.TB, p core.MemoryPlugin, recs []core.Record) {
 	tb.Helper()
-	if im, ok := p.(core.Importer); ok {
+	if im, ok := core.As[core.Importer](p); ok {
 		for i := 0; i < len(recs); i += 1000 {
 			if err := im.Import(tb.Context(), recs[i:min(i+1000, len(recs))]); err != nil {
 				tb.Fatalf("Import: %v", err)

@@ -44,7 +44,7 @@ func testGetter(t *testing.T, newPlugin NewFunc) {
 
 func testLister(t *testing.T, newPlugin NewFunc) {
 	p := newPlugin(t)
-	l, ok := p.(core.Lister)
+	l, ok := core.As[core.Lister](p)
 	if !ok {
 		t.Skip("plugin does not implement core.Lister")
 	}
@@ -112,7 +112,7 @@ func testLister(t *testing.T, newPlugin NewFunc) {
 
 func testDeleter(t *testing.T, newPlugin NewFunc) {
 	p := newPlugin(t)
-	d, ok := p.(core.Deleter)
+	d, ok := core.As[core.Deleter](p)
 	if !ok {
 		t.Skip("plugin does not implement core.Deleter")
 	}
@@ -131,7 +131,7 @@ func testDeleter(t *testing.T, newPlugin NewFunc) {
 	if err := d.Delete(t.Context(), projA, id); !errors.Is(err, core.ErrNotFound) {
 		t.Errorf("second Delete: err = %v, want ErrNotFound", err)
 	}
-	if g, ok := p.(core.Getter); ok {
+	if g, ok := core.As[core.Getter](p); ok {
 		if _, err := g.Get(t.Context(), projA, id); !errors.Is(err, core.ErrNotFound) {
 			t.Errorf("Get after delete: err = %v, want ErrNotFound", err)
 		}
@@ -147,7 +147,7 @@ func testDeleter(t *testing.T, newPlugin NewFunc) {
 
 func testPatcher(t *testing.T, newPlugin NewFunc) {
 	p := newPlugin(t)
-	pt, ok := p.(core.Patcher)
+	pt, ok := core.As[core.Patcher](p)
 	if !ok {
 		t.Skip("plugin does not implement core.Patcher")
 	}
@@ -192,7 +192,7 @@ func testPatcher(t *testing.T, newPlugin NewFunc) {
 
 func testImporter(t *testing.T, newPlugin NewFunc) {
 	p := newPlugin(t)
-	im, ok := p.(core.Importer)
+	im, ok := core.As[core.Importer](p)
 	if !ok {
 		t.Skip("plugin does not implement core.Importer")
 	}
@@ -233,7 +233,7 @@ func testImporter(t *testing.T, newPlugin NewFunc) {
 	if m.Status != core.StatusActive {
 		t.Errorf("imported status = %s, want active", m.Status)
 	}
-	if g, ok := p.(core.Getter); ok {
+	if g, ok := core.As[core.Getter](p); ok {
 		got := get(t, g, projA, rec.QAID)
 		type kept struct {
 			QAID, Question, Answer, Summary, Source, Author, ContentHash string
@@ -274,7 +274,7 @@ func testImporter(t *testing.T, newPlugin NewFunc) {
 
 func testExpirer(t *testing.T, newPlugin NewFunc) {
 	p := newPlugin(t)
-	ex, ok := p.(core.Expirer)
+	ex, ok := core.As[core.Expirer](p)
 	if !ok {
 		t.Skip("plugin does not implement core.Expirer")
 	}
@@ -299,7 +299,7 @@ func testExpirer(t *testing.T, newPlugin NewFunc) {
 
 func testStatser(t *testing.T, newPlugin NewFunc) {
 	p := newPlugin(t)
-	s, ok := p.(core.Statser)
+	s, ok := core.As[core.Statser](p)
 	if !ok {
 		t.Skip("plugin does not implement core.Statser")
 	}
@@ -333,7 +333,7 @@ func testStatser(t *testing.T, newPlugin NewFunc) {
 
 func testPinger(t *testing.T, newPlugin NewFunc) {
 	p := newPlugin(t)
-	pg, ok := p.(core.Pinger)
+	pg, ok := core.As[core.Pinger](p)
 	if !ok {
 		t.Skip("plugin does not implement core.Pinger")
 	}
@@ -344,7 +344,7 @@ func testPinger(t *testing.T, newPlugin NewFunc) {
 
 func testCandidateBatcher(t *testing.T, newPlugin NewFunc) {
 	p := newPlugin(t)
-	b, ok := p.(core.CandidateBatcher)
+	b, ok := core.As[core.CandidateBatcher](p)
 	if !ok {
 		t.Skip("plugin does not implement core.CandidateBatcher")
 	}
@@ -382,7 +382,7 @@ func testCandidateBatcher(t *testing.T, newPlugin NewFunc) {
 
 func testRunRecorder(t *testing.T, newPlugin NewFunc) {
 	p := newPlugin(t)
-	rr, ok := p.(core.RunRecorder)
+	rr, ok := core.As[core.RunRecorder](p)
 	if !ok {
 		t.Skip("plugin does not implement core.RunRecorder")
 	}

@@ -64,7 +64,7 @@ func RunLedger(t *testing.T, open OpenFunc) {
 
 func mustGetter(t *testing.T, p core.MemoryPlugin) core.Getter {
 	t.Helper()
-	g, ok := p.(core.Getter)
+	g, ok := core.As[core.Getter](p)
 	if !ok {
 		t.Skip("plugin does not implement core.Getter")
 	}
@@ -135,7 +135,7 @@ func testQuarantineLift(t *testing.T, p core.MemoryPlugin, _ Flavour) {
 	if get(t, g, projA, id2).Quarantined {
 		t.Errorf("a human pass left the QA quarantined")
 	}
-	if pt, ok := p.(core.Patcher); ok {
+	if pt, ok := core.As[core.Patcher](p); ok {
 		id3 := addQA(t, p, core.CandidateRequest{Question: "How to deploy the dunnart", Answer: bad})
 		st := core.StatusActive
 		r, err := pt.Patch(core.WithPrincipal(t.Context(), asHuman(t)), core.PatchRequest{ProjectID: projA, QAID: id3, Status: &st})
@@ -169,7 +169,7 @@ func testOwnReports(t *testing.T, p core.MemoryPlugin, f Flavour) {
 			}
 		}
 	}
-	if ex, ok := p.(core.Expirer); ok && f == Team {
+	if ex, ok := core.As[core.Expirer](p); ok && f == Team {
 		if n, err := ex.Expire(t.Context(), time.Now().Add(365*24*time.Hour), 0); err != nil || n != 1 {
 			t.Errorf("Expire = %d, %v; want the QA only its creator validated to expire", n, err)
 		}
@@ -177,7 +177,7 @@ func testOwnReports(t *testing.T, p core.MemoryPlugin, f Flavour) {
 }
 
 func testImportNormalised(t *testing.T, p core.MemoryPlugin, _ Flavour) {
-	im, ok := p.(core.Importer)
+	im, ok := core.As[core.Importer](p)
 	if !ok {
 		t.Skip("plugin does not implement core.Importer")
 	}
@@ -271,7 +271,7 @@ func testDuplicateEvidence(t *testing.T, p core.MemoryPlugin, f Flavour) {
 }
 
 func testVerdictCreditsCreator(t *testing.T, p core.MemoryPlugin, _ Flavour) {
-	pt, ok := p.(core.Patcher)
+	pt, ok := core.As[core.Patcher](p)
 	if !ok {
 		t.Skip("plugin does not implement core.Patcher")
 	}
@@ -306,7 +306,7 @@ func testVoteOnGlobal(t *testing.T, p core.MemoryPlugin, _ Flavour) {
 	if !errors.Is(err, core.ErrForbidden) {
 		t.Errorf("a key of %s only voted on a global QA: err = %v, want ErrForbidden", projA, err)
 	}
-	if g, ok := p.(core.Getter); ok {
+	if g, ok := core.As[core.Getter](p); ok {
 		if r := get(t, g, core.GlobalProject, res.QAID); r.FailureCount != 0 {
 			t.Errorf("the refused vote counted: failures %d", r.FailureCount)
 		}
@@ -319,7 +319,7 @@ func testVoteOnGlobal(t *testing.T, p core.MemoryPlugin, _ Flavour) {
 }
 
 func testReceipts(t *testing.T, p core.MemoryPlugin, _ Flavour) {
-	rs, ok := p.(core.Receipts)
+	rs, ok := core.As[core.Receipts](p)
 	if !ok {
 		t.Skip("plugin does not keep receipts (core.Receipts)")
 	}
@@ -354,7 +354,7 @@ func testReceipts(t *testing.T, p core.MemoryPlugin, _ Flavour) {
 	}
 	// A receipt whose write failed is given back (SPEC §5.4: spent only
 	// when the write it guards commits) and can be redeemed again, once.
-	rr, ok := p.(core.ReceiptRestorer)
+	rr, ok := core.As[core.ReceiptRestorer](p)
 	if !ok {
 		return
 	}

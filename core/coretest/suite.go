@@ -122,7 +122,7 @@ func validate(t testing.TB, p core.MemoryPlugin, source, project, id, result, st
 
 func getter(t *testing.T, p core.MemoryPlugin) core.Getter {
 	t.Helper()
-	g, ok := p.(core.Getter)
+	g, ok := core.As[core.Getter](p)
 	if !ok {
 		t.Skip("plugin does not implement core.Getter")
 	}
@@ -141,7 +141,7 @@ func get(t testing.TB, g core.Getter, project, id string) core.Record {
 // trustOf reads a QA's current trust: Get when available, else search.
 func trustOf(t testing.TB, p core.MemoryPlugin, project, id, query string) float64 {
 	t.Helper()
-	if g, ok := p.(core.Getter); ok {
+	if g, ok := core.As[core.Getter](p); ok {
 		return get(t, g, project, id).TrustScore
 	}
 	m, ok := findMatch(search(t, p, project, query, core.MaxSearchLimit), id)
@@ -210,7 +210,7 @@ func testCandidateRoundTrip(t *testing.T, newPlugin NewFunc) {
 		t.Errorf("assigned id %q is not a valid qa_id: %v", id1, err)
 	}
 
-	if g, ok := p.(core.Getter); ok {
+	if g, ok := core.As[core.Getter](p); ok {
 		r := get(t, g, projA, req.QAID)
 		if r.CreatedAt.IsZero() || r.UpdatedAt.IsZero() {
 			t.Errorf("created_at/updated_at not set: %v %v", r.CreatedAt, r.UpdatedAt)
@@ -402,7 +402,7 @@ func testHits(t *testing.T, newPlugin NewFunc) {
 	if after := trustOf(t, p, projA, id, "axolotl worker"); after != before {
 		t.Errorf("trust changed by hits: %v → %v", before, after)
 	}
-	g, ok := p.(core.Getter)
+	g, ok := core.As[core.Getter](p)
 	if !ok {
 		return
 	}
@@ -650,7 +650,7 @@ func testIdempotency(t *testing.T, newPlugin NewFunc) {
 	if h1 != h2 {
 		t.Errorf("repeated hit event: %+v then %+v", h1, h2)
 	}
-	if g, ok := p.(core.Getter); ok {
+	if g, ok := core.As[core.Getter](p); ok {
 		r := get(t, g, projA, c1.QAID)
 		if r.UsageCount != 1 || r.UseCount != 1 || r.SuccessCount != 1 {
 			t.Errorf("after repeated events: usage %d use %d success %d, want 1 1 1", r.UsageCount, r.UseCount, r.SuccessCount)
@@ -736,7 +736,7 @@ func testConcurrent(t *testing.T, newPlugin NewFunc) {
 	if want := int64(workers*perWorker/2 + 1); r.SuccessCount != want || r.Stats.WeakPass != want {
 		t.Errorf("success_count = %d, weak_pass %d, want %d (lost updates)", r.SuccessCount, r.Stats.WeakPass, want)
 	}
-	if g, ok := p.(core.Getter); ok {
+	if g, ok := core.As[core.Getter](p); ok {
 		r := get(t, g, projA, id)
 		if want := int64(workers * perWorker / 2); r.UsageCount != want {
 			t.Errorf("usage_count = %d, want %d (lost updates)", r.UsageCount, want)
@@ -786,25 +786,25 @@ func testCancellation(t *testing.T, newPlugin NewFunc) {
 			return err
 		}},
 	}
-	if g, ok := p.(core.Getter); ok {
+	if g, ok := core.As[core.Getter](p); ok {
 		calls = append(calls, struct {
 			name string
 			call func() error
 		}{"Get", func() error { _, err := g.Get(ctx, projA, id); return err }})
 	}
-	if l, ok := p.(core.Lister); ok {
+	if l, ok := core.As[core.Lister](p); ok {
 		calls = append(calls, struct {
 			name string
 			call func() error
 		}{"List", func() error { _, err := l.List(ctx, core.ListRequest{ProjectID: projA}); return err }})
 	}
-	if d, ok := p.(core.Deleter); ok {
+	if d, ok := core.As[core.Deleter](p); ok {
 		calls = append(calls, struct {
 			name string
 			call func() error
 		}{"Delete", func() error { return d.Delete(ctx, projA, id) }})
 	}
-	if pt, ok := p.(core.Patcher); ok {
+	if pt, ok := core.As[core.Patcher](p); ok {
 		st := core.StatusVerified
 		calls = append(calls, struct {
 			name string
@@ -814,25 +814,25 @@ func testCancellation(t *testing.T, newPlugin NewFunc) {
 			return err
 		}})
 	}
-	if im, ok := p.(core.Importer); ok {
+	if im, ok := core.As[core.Importer](p); ok {
 		calls = append(calls, struct {
 			name string
 			call func() error
 		}{"Import", func() error { return im.Import(ctx, Corpus(3, projA, 1)) }})
 	}
-	if ex, ok := p.(core.Expirer); ok {
+	if ex, ok := core.As[core.Expirer](p); ok {
 		calls = append(calls, struct {
 			name string
 			call func() error
 		}{"Expire", func() error { _, err := ex.Expire(ctx, time.Now(), 10); return err }})
 	}
-	if s, ok := p.(core.Statser); ok {
+	if s, ok := core.As[core.Statser](p); ok {
 		calls = append(calls, struct {
 			name string
 			call func() error
 		}{"Stats", func() error { _, err := s.Stats(ctx, projA); return err }})
 	}
-	if pg, ok := p.(core.Pinger); ok {
+	if pg, ok := core.As[core.Pinger](p); ok {
 		calls = append(calls, struct {
 			name string
 			call func() error
@@ -851,7 +851,7 @@ func testCancellation(t *testing.T, newPlugin NewFunc) {
 		})
 	}
 	// Nothing was written by the cancelled calls.
-	if g, ok := p.(core.Getter); ok {
+	if g, ok := core.As[core.Getter](p); ok {
 		r := get(t, g, projA, id)
 		if r.UsageCount != 0 || r.SuccessCount != 0 || r.Status != core.StatusCandidate {
 			t.Errorf("cancelled writes were applied: usage %d success %d status %s", r.UsageCount, r.SuccessCount, r.Status)
