@@ -160,6 +160,9 @@ func (s *Server) adminPatch(c echo.Context) error {
 			if err != nil {
 				return 0, nil, s.storeErr("get", err)
 			}
+			if err := s.checkPatchQuota(r, req); err != nil {
+				return 0, nil, err
+			}
 			before = summary(r)
 		}
 		rec, err := pt.Patch(ctx, req)

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -111,15 +112,13 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 					who = caller{id: localPrincipal, admin: true}
 					break
 				}
-				s.metrics.authFailures.Inc()
-				return fmt.Errorf("unknown API key: %w", core.ErrUnauthorized)
+				return s.authFailed(c, "unknown API key")
 			}
 			who = caller{id: k.ID, admin: k.Role == RoleAdmin, trusted: k.Trusted, projects: k.Projects, storeRead: k.StoreRead, storeWrite: k.StoreWrite}
-		case s.cfg.InsecureLocal:
+		case s.cfg.InsecureLocal && len(s.keys) == 0:
 			who = caller{id: localPrincipal, admin: true}
 		default:
-			s.metrics.authFailures.Inc()
-			return fmt.Errorf("no API key: %w", core.ErrUnauthorized)
+			return s.authFailed(c, "no API key")
 		}
 		c.Set(callerKey, who)
 		p := core.Principal{ID: who.id, Admin: who.admin, Trusted: who.trusted, Projects: who.projects}
@@ -130,6 +129,25 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		c.SetRequest(r.WithContext(core.WithPrincipal(r.Context(), p)))
 		return next(c)
 	}
+}
+
+// authFailed answers 401, or 429 once the client's address has used up
+// its bucket of failed attempts: unauthenticated requests are rate limited
+// too (per remote address, never a header a client chooses).
+func (s *Server) authFailed(c echo.Context, why string) error {
+	s.metrics.authFailures.Inc()
+	if ok, wait := s.anon.allow("addr:" + remoteHost(c.Request().RemoteAddr)); !ok {
+		s.metrics.rateLimited.WithLabelValues("unauthenticated").Inc()
+		return &rateLimitedError{retryAfter: wait}
+	}
+	return fmt.Errorf("%s: %w", why, core.ErrUnauthorized)
+}
+
+func remoteHost(addr string) string {
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		return h
+	}
+	return addr
 }
 
 // requireAdmin answers 403 unless the caller has the admin role.

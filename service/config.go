@@ -27,6 +27,10 @@ const (
 	DefaultRequestTimeout      = 30 * time.Second
 	DefaultShutdownTimeout     = 10 * time.Second
 	DefaultStatsInterval       = 30 * time.Second
+	// DefaultMaxResponseBytes bounds the matches of one search answer.
+	DefaultMaxResponseBytes = 4 << 20
+	// MaxMetadataBytes bounds a candidate's metadata (as JSON).
+	MaxMetadataBytes = 64 << 10
 )
 
 // Key is one API key of [[serve.keys]]. The secret itself is never stored:
@@ -56,7 +60,9 @@ type StoreQuota struct {
 
 // Quota limits one project. Zero means no limit.
 type Quota struct {
-	MaxQAs         int `toml:"max_qas" json:"max_qas"`
+	MaxQAs int `toml:"max_qas" json:"max_qas"`
+	// MaxAnswerBytes bounds what a QA stores besides its question: the
+	// answer, the summary, the tags and the metadata (as JSON) together.
 	MaxAnswerBytes int `toml:"max_answer_bytes" json:"max_answer_bytes"`
 }
 
@@ -67,6 +73,9 @@ type Config struct {
 	// InsecureLocal makes every request act as the local admin ("local")
 	// without a key. cmd/memex binds to loopback only in that mode.
 	InsecureLocal bool
+	// MaxResponseBytes bounds the matches of one search or inject answer:
+	// matches past it are left out (at least one is kept).
+	MaxResponseBytes int
 	// Quota applies to every project; ProjectQuotas override it for the
 	// projects a pattern matches (first match in sorted pattern order wins).
 	Quota         Quota
@@ -115,6 +124,7 @@ func DefaultConfig() Config {
 		ReceiptTTL:          DefaultReceiptTTL,
 		IdempotencyTTL:      DefaultIdempotencyTTL,
 		IdempotencyMaxBytes: DefaultIdempotencyMaxBytes,
+		MaxResponseBytes:    DefaultMaxResponseBytes,
 		RequestTimeout:      DefaultRequestTimeout,
 		ShutdownTimeout:     DefaultShutdownTimeout,
 		StatsInterval:       DefaultStatsInterval,
@@ -139,6 +149,9 @@ func (c Config) withDefaults() Config {
 	if c.IdempotencyTTL <= 0 {
 		c.IdempotencyTTL = d.IdempotencyTTL
 	}
+	if c.MaxResponseBytes <= 0 {
+		c.MaxResponseBytes = d.MaxResponseBytes
+	}
 	if c.IdempotencyMaxBytes <= 0 {
 		c.IdempotencyMaxBytes = d.IdempotencyMaxBytes
 	}
@@ -161,6 +174,11 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	if len(c.Keys) == 0 && !c.InsecureLocal {
 		return fmt.Errorf("serve: no API keys configured ([[serve.keys]]); add one with 'memex serve keys new' or pass --insecure-local")
+	}
+	if len(c.Keys) > 0 && c.InsecureLocal {
+		// Keyless requests would be the local admin next to the keys that
+		// were meant to limit them.
+		return fmt.Errorf("serve: --insecure-local serves without keys, but %d API keys are configured ([[serve.keys]]): drop one or the other", len(c.Keys))
 	}
 	seen := map[string]bool{}
 	for i, k := range c.Keys {

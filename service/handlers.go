@@ -86,6 +86,7 @@ func (s *Server) search(c echo.Context) error {
 	if ms == nil {
 		ms = []core.Match{}
 	}
+	ms = boundMatches(ms, s.cfg.MaxResponseBytes)
 	s.metrics.searchMatches.Observe(float64(len(ms)))
 	ids := make([]string, len(ms))
 	for i := range ms {
@@ -124,6 +125,7 @@ func (s *Server) inject(c echo.Context) error {
 	if err != nil {
 		return s.storeErr("search", err)
 	}
+	ms = boundMatches(ms, s.cfg.MaxResponseBytes)
 	s.metrics.searchMatches.Observe(float64(len(ms)))
 	resp, err := s.injector(ctx, ms, req)
 	if err != nil {
@@ -186,9 +188,15 @@ func (s *Server) candidate(c echo.Context) error {
 	// It is audited, with weight 0, and never reaches the store.
 	evidence := req.Evidence
 	req.Evidence = nil
+	if metadataBytes(req.Metadata) > MaxMetadataBytes {
+		return core.Invalid("metadata", "longer than %d bytes as JSON", MaxMetadataBytes)
+	}
 	return s.idempotent(c, body, func(eventID string) (int, any, error) {
 		ctx, cancel := s.reqCtx(c)
 		defer cancel()
+		if s.cfg.quotaFor(req.ProjectID).MaxQAs > 0 {
+			defer s.quotas.locks.lock(req.ProjectID)()
+		}
 		if err := s.checkQuota(ctx, req); err != nil {
 			return 0, nil, err
 		}

@@ -16,17 +16,18 @@ func heapInUse() uint64 {
 }
 
 // The idempotency cache is bounded in bytes (issue 13.6): validations of a
-// QA with large metadata, each under its own Idempotency-Key, keep at most
-// IdempotencyMaxBytes of answers (unbounded, 100 × 600 KB = 60 MB stayed).
+// QA with a large answer, summary and metadata, each under its own
+// Idempotency-Key, keep at most IdempotencyMaxBytes of answers (unbounded,
+// 150 × 180 KB = 27 MB stayed).
 func TestIdempotencyCacheBoundedInBytes(t *testing.T) {
-	const budget = 4 << 20
+	const budget = 2 << 20
 	e := newEnv(t, withConfig(func(c *Config) {
 		c.RequireReceipts = false
 		c.IdempotencyMaxBytes = budget
 	}))
-	big := strings.Repeat("x", 600<<10)
+	big := strings.Repeat("x", 60<<10)
 	r := e.must(http.StatusCreated, keyAgentA, "POST", "/v1/qa/candidates", map[string]any{
-		"project_id": "a-proj", "question": "how big can metadata be", "answer": "as big as the quota allows",
+		"project_id": "a-proj", "question": "how big can metadata be", "answer": big, "summary": big,
 		"metadata": map[string]any{"blob": big}})
 	var res struct {
 		QAID string `json:"qa_id"`
@@ -34,7 +35,7 @@ func TestIdempotencyCacheBoundedInBytes(t *testing.T) {
 	r.decode(t, &res)
 
 	before := heapInUse()
-	for i := range 100 {
+	for i := range 150 {
 		e.must(http.StatusOK, keyAgentA, "POST", "/v1/qa/validate", map[string]any{
 			"project_id": "a-proj", "qa_id": res.QAID, "result": "pass"}, "Idempotency-Key", fmt.Sprintf("v-%d", i))
 	}
@@ -42,14 +43,14 @@ func TestIdempotencyCacheBoundedInBytes(t *testing.T) {
 	if b := e.srv.idem.Bytes(); b > budget {
 		t.Errorf("the idempotency cache holds %d bytes, over its bound of %d", b, budget)
 	}
-	if grew > budget+24<<20 {
-		t.Errorf("the heap grew by %d MB over 100 validations (bound %d MB)", grew>>20, budget>>20)
+	if grew > budget+10<<20 {
+		t.Errorf("the heap grew by %d MB over 150 validations (bound %d MB)", grew>>20, budget>>20)
 	}
-	t.Logf("heap growth after 100 validations of a 600 KB QA: %d MB; cache %d bytes", grew>>20, e.srv.idem.Bytes())
+	t.Logf("heap growth after 150 validations of a 180 KB QA: %d MB; cache %d bytes", grew>>20, e.srv.idem.Bytes())
 
 	// The newest answers are still replayed.
 	r = e.must(http.StatusOK, keyAgentA, "POST", "/v1/qa/validate", map[string]any{
-		"project_id": "a-proj", "qa_id": res.QAID, "result": "pass"}, "Idempotency-Key", "v-99")
+		"project_id": "a-proj", "qa_id": res.QAID, "result": "pass"}, "Idempotency-Key", "v-149")
 	if r.header.Get("Idempotent-Replayed") != "true" {
 		t.Error("the latest answer was not replayed")
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -12,9 +13,20 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/wire"
 )
 
-// limiter is a token bucket per key id.
+// The bucket of failed authentications of one remote address: a burst of
+// AuthFailBurst, then AuthFailRate per second.
+const (
+	AuthFailRate  = 1.0
+	AuthFailBurst = 20
+)
+
+// maxBuckets bounds a limiter's buckets; past it the full ones are dropped.
+const maxBuckets = 10000
+
+// limiter is a token bucket per key id (or remote address).
 type limiter struct {
 	rate  float64
 	burst float64
@@ -44,6 +56,9 @@ func (l *limiter) allow(key string) (bool, time.Duration) {
 	defer l.mu.Unlock()
 	b, ok := l.buckets[key]
 	if !ok {
+		if len(l.buckets) >= maxBuckets {
+			l.prune(now)
+		}
 		b = &bucket{tokens: l.burst, last: now}
 		l.buckets[key] = b
 	}
@@ -57,6 +72,16 @@ func (l *limiter) allow(key string) (bool, time.Duration) {
 	}
 	wait := time.Duration((1 - b.tokens) / l.rate * float64(time.Second))
 	return false, wait
+}
+
+// prune drops the buckets that have refilled (mu held): they hold no state
+// a new bucket would not.
+func (l *limiter) prune(now time.Time) {
+	for k, b := range l.buckets {
+		if b.tokens+now.Sub(b.last).Seconds()*l.rate >= l.burst {
+			delete(l.buckets, k)
+		}
+	}
 }
 
 // rateLimit answers 429 with Retry-After when the caller's bucket is empty.
@@ -75,6 +100,7 @@ func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 type quotaCounter struct {
 	mu     sync.Mutex
 	counts map[string]quotaCount
+	locks  projectLocks
 }
 
 type quotaCount struct {
@@ -88,8 +114,8 @@ func newQuotaCounter() *quotaCounter { return &quotaCounter{counts: map[string]q
 // project's quota.
 func (s *Server) checkQuota(ctx context.Context, req core.CandidateRequest) error {
 	q := s.cfg.quotaFor(req.ProjectID)
-	if q.MaxAnswerBytes > 0 && len(req.Answer) > q.MaxAnswerBytes {
-		return fmt.Errorf("answer: %d bytes is over the project's quota of %d: %w", len(req.Answer), q.MaxAnswerBytes, core.ErrTooLarge)
+	if n := contentBytes(req.Answer, req.Summary, req.Tags, req.Metadata); q.MaxAnswerBytes > 0 && n > q.MaxAnswerBytes {
+		return fmt.Errorf("answer, summary, tags and metadata: %d bytes is over the project's quota of %d: %w", n, q.MaxAnswerBytes, core.ErrTooLarge)
 	}
 	if q.MaxQAs <= 0 {
 		return nil
@@ -117,6 +143,90 @@ func (s *Server) checkQuota(ctx context.Context, req core.CandidateRequest) erro
 		return fmt.Errorf("project %s holds %d QAs, its quota is %d: %w", req.ProjectID, qc.n, q.MaxQAs, core.ErrTooLarge)
 	}
 	return nil
+}
+
+// contentBytes is what a QA stores besides its question: answer, summary,
+// tags and metadata (as JSON), the measure of Quota.MaxAnswerBytes.
+func contentBytes(answer, summary string, tags []string, md map[string]any) int {
+	n := len(answer) + len(summary)
+	for _, t := range tags {
+		n += len(t)
+	}
+	return n + metadataBytes(md)
+}
+
+func metadataBytes(md map[string]any) int {
+	if len(md) == 0 {
+		return 0
+	}
+	b, err := json.Marshal(md)
+	if err != nil {
+		return 0
+	}
+	return len(b)
+}
+
+// checkPatchQuota applies the project's byte quota to a human edit: the
+// record as it will be after the patch.
+func (s *Server) checkPatchQuota(rec core.Record, req core.PatchRequest) error {
+	q := s.cfg.quotaFor(req.ProjectID)
+	if q.MaxAnswerBytes <= 0 {
+		return nil
+	}
+	answer, summary, tags := rec.Answer, rec.Summary, rec.Tags
+	if req.Answer != nil {
+		answer = *req.Answer
+	}
+	if req.Summary != nil {
+		summary = *req.Summary
+	}
+	if req.Tags != nil {
+		tags = *req.Tags
+	}
+	if n := contentBytes(answer, summary, tags, rec.Metadata); n > q.MaxAnswerBytes {
+		return fmt.Errorf("answer, summary, tags and metadata: %d bytes is over the project's quota of %d: %w", n, q.MaxAnswerBytes, core.ErrTooLarge)
+	}
+	return nil
+}
+
+// boundMatches keeps the leading matches whose size fits in max bytes (at
+// least one): a search answer stays bounded whatever the records hold.
+func boundMatches(ms []core.Match, max int) []core.Match {
+	total := 0
+	for i, m := range ms {
+		n := 512 + len(m.QAID) + len(m.Question) + len(m.Answer) + len(m.Summary) + metadataBytes(m.Metadata)
+		for _, t := range m.Tags {
+			n += len(t) + 3
+		}
+		total += n
+		if total > max && i > 0 {
+			return ms[:i]
+		}
+	}
+	return ms
+}
+
+// projectLocks serialises the quota check and the write of a project's
+// candidates on this server while max_qas is set, so concurrent
+// candidates cannot all pass the same count.
+type projectLocks struct {
+	mu sync.Mutex
+	m  map[string]*sync.Mutex
+}
+
+func (p *projectLocks) lock(project string) func() {
+	p.mu.Lock()
+	if p.m == nil {
+		p.m = map[string]*sync.Mutex{}
+	}
+	l, ok := p.m[project]
+	if !ok {
+		l = &sync.Mutex{}
+		p.m[project] = l
+	}
+	p.mu.Unlock()
+	l.Lock()
+	return l.Unlock
 }
 
 // counted records one more QA of project in the cache.
@@ -199,9 +309,9 @@ func (ic *idemCache) Bytes() int64 {
 // report kept in the audit log only): such answers are not replayed.
 func refusal(v any) bool {
 	switch r := v.(type) {
-	case RecordResponse:
+	case wire.RecordResponse:
 		return r.Applied != nil && !*r.Applied
-	case HitResponse:
+	case wire.HitResponse:
 		return r.Updated == 0 && r.Ignored > 0
 	}
 	return false

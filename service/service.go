@@ -85,6 +85,7 @@ type Server struct {
 
 	keys      []compiledKey
 	limiter   *limiter
+	anon      *limiter // failed authentications, per remote address
 	idem      *idemCache
 	quotas    *quotaCounter
 	receipts  core.Receipts  // nil: receipts are off
@@ -119,6 +120,7 @@ func New(store core.MemoryPlugin, cfg Config, opts ...Option) (*Server, error) {
 		stats:    newStatsCache(),
 		keys:     compileKeys(cfg.Keys),
 		limiter:  newLimiter(cfg.RateLimit, cfg.RateBurst, o.clock),
+		anon:     newLimiter(AuthFailRate, AuthFailBurst, o.clock),
 		idem:     newIdemCache(cfg.IdempotencyTTL, cfg.IdempotencyMaxBytes, o.clock),
 		quotas:   newQuotaCounter(),
 	}

@@ -502,7 +502,7 @@ func mdImport(ctx context.Context, a *app, args []string) error {
 	}
 	defer s.close()
 	cands := mdCandidates(s.project, filepath.Base(path), doc)
-	getter, _ := s.store.(core.Getter)
+	getter, _ := core.As[core.Getter](s.store)
 	var added, dups, known, refused int
 	red := redact.New()
 	for _, c := range cands {

@@ -18,9 +18,10 @@ import (
 // A repository's .memex.toml comes with whatever the user clones: it may
 // only set keys that can neither run a command nor send data anywhere
 // (gatekeeper and prompt tuning, the project id, the memory knobs other than
-// the store, candidate extraction limits). Every other key — [run] (backend,
-// verify, model, events, timeout), memory.store, [semantic], [serve],
-// [trust], candidate_extract.strict_secret_block — comes from the user's own
+// the store, candidate extraction limits, scopes.recall, and hooks.enabled
+// = false). Every other key — [run] (backend, verify, model, events,
+// timeout), memory.store, [semantic], [serve], [trust], the rest of
+// [scopes], candidate_extract.strict_secret_block — comes from the user's own
 // config, the environment or flags, or from a repository file the user
 // trusted with 'memex config trust', which records the file's path and the
 // SHA-256 of its content: any change to the file voids the trust.
@@ -33,6 +34,10 @@ func repoSafeKey(k toml.Key) bool {
 	switch k[0] {
 	case "gatekeeper", "prompt_inject":
 		return true
+	case "hooks":
+		return true // enabled: a repository may turn hooks off, not on (applyRepoFile)
+	case "scopes":
+		return len(k) < 2 || k[1] == "recall"
 	case "memory":
 		return len(k) < 2 || k[1] != "store"
 	case "candidate_extract":
@@ -190,7 +195,7 @@ func applyRepoFile(cfg *Config, getenv func(string) string, path string, b []byt
 		return nil, applyFile(cfg, path, b)
 	}
 	ignored = unsafeRepoKeys(md)
-	if len(ignored) == 0 {
+	if len(ignored) == 0 && !(fc.Hooks.Enabled != nil && *fc.Hooks.Enabled && !cfg.HooksEnabled) {
 		return nil, applyFile(cfg, path, b)
 	}
 	trusted, err := repoTrusted(getenv, path, b)
@@ -207,7 +212,13 @@ func applyRepoFile(cfg *Config, getenv func(string) string, path string, b []byt
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %v", path, err)
 	}
-	return ignored, applyFile(cfg, path, []byte(safe))
+	hooks := cfg.HooksEnabled
+	err = applyFile(cfg, path, []byte(safe))
+	if cfg.HooksEnabled && !hooks {
+		cfg.HooksEnabled = false // a repository may turn hooks off, never on
+		ignored = append(ignored, "hooks.enabled")
+	}
+	return ignored, err
 }
 
 // ignoredWarning is the warning for the keys an untrusted repository file

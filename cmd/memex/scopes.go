@@ -12,7 +12,6 @@ import (
 
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/engine"
-	"github.com/memex-dev/memex/extract/redact"
 	"github.com/memex-dev/memex/gatekeeper"
 )
 
@@ -106,12 +105,14 @@ func (a *app) scopeContext(s *session, conversation string) core.ScopeContext {
 // policy and the audit log (the store's, when it keeps one), with every
 // value redacted before it is written.
 func (a *app) items(s *session) (core.ItemStore, error) {
-	ip, ok := s.store.(core.ItemsProvider)
+	// The store is behind extract/redact.Store (plugins.go): its Items
+	// redact every value before it is written.
+	ip, ok := core.As[core.ItemsProvider](s.store)
 	if !ok {
 		return nil, fmt.Errorf("the %s store has no namespaced store", s.store.Name())
 	}
 	var audit core.Auditor
-	if au, ok := s.store.(core.Auditor); ok {
+	if au, ok := core.As[core.Auditor](s.store); ok {
 		audit = au
 	} else if dir, err := dataDir(a.getenv); err == nil {
 		audit = &fileAudit{path: filepath.Join(dir, "audit.jsonl")}
@@ -119,30 +120,7 @@ func (a *app) items(s *session) (core.ItemStore, error) {
 	policy := core.ItemPolicy{MaxEntries: s.cfg.Scopes.MaxEntries, MaxValueBytes: s.cfg.Scopes.MaxValueBytes}
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	inner := withSemanticItems(ip.Items(), s.storeURL, s.cfg.Semantic, log)
-	return &redactedItems{ItemStore: core.GuardItems(inner, policy, audit, nil), r: redact.New()}, nil
-}
-
-// redactedItems redacts every string of a value before Put: the one write
-// entry of scoped entries in cmd/memex (memex note, memex run), so no
-// secret is stored (SPEC §10).
-type redactedItems struct {
-	core.ItemStore
-	r *redact.Redactor
-}
-
-// Put redacts the value's strings, then stores it.
-func (x *redactedItems) Put(ctx context.Context, req core.PutRequest) (core.PutResult, error) {
-	var v any
-	if err := json.Unmarshal(req.Value, &v); err == nil {
-		if red, findings := x.r.RedactValue(v); len(findings) > 0 {
-			b, err := json.Marshal(red)
-			if err != nil {
-				return core.PutResult{}, fmt.Errorf("redact: %w", err)
-			}
-			req.Value = b
-		}
-	}
-	return x.ItemStore.Put(ctx, req)
+	return core.GuardItems(inner, policy, audit, nil), nil
 }
 
 // noteText is what the memory block shows of an item: its "text" when it

@@ -65,6 +65,7 @@ var (
 	_ core.CandidateBatcher = (*Store)(nil)
 	_ core.RunRecorder      = (*Store)(nil)
 	_ core.Auditor          = (*Store)(nil)
+	_ core.ItemsProvider    = (*Store)(nil)
 	_ io.Closer             = (*Store)(nil)
 )
 
@@ -231,6 +232,49 @@ func (s *Store) Audit(ctx context.Context, projectID string, since time.Time, li
 		return nil, unsupported(s.p, "keep an audit log")
 	}
 	return a.Audit(ctx, projectID, since, limit)
+}
+
+// Items is the wrapped plugin's namespaced store, its values redacted on
+// every Put.
+func (s *Store) Items() core.ItemStore {
+	ip, ok := core.As[core.ItemsProvider](s.p)
+	if !ok {
+		return nil
+	}
+	return &Items{ItemStore: ip.Items(), r: s.r}
+}
+
+// Items is a core.ItemStore whose Put redacts every string of the value
+// (keys too) before the wrapped store sees it.
+type Items struct {
+	core.ItemStore
+	r *Redactor
+}
+
+// RedactItems returns items behind redaction with r (nil: New()).
+func RedactItems(items core.ItemStore, r *Redactor) *Items {
+	if r == nil {
+		r = New()
+	}
+	return &Items{ItemStore: items, r: r}
+}
+
+// Put redacts the value's strings, then stores it.
+func (x *Items) Put(ctx context.Context, req core.PutRequest) (core.PutResult, error) {
+	if len(req.Value) > 0 && x.r.Has(string(req.Value)) {
+		var v any
+		if err := json.Unmarshal(req.Value, &v); err == nil {
+			red, _ := x.r.RedactValue(v)
+			b, err := json.Marshal(red)
+			if err != nil {
+				return core.PutResult{}, fmt.Errorf("redact: %w", err)
+			}
+			req.Value = b
+		} else {
+			return core.PutResult{}, core.Invalid("value", "must be a JSON object")
+		}
+	}
+	return x.ItemStore.Put(ctx, req)
 }
 
 // Close closes the wrapped plugin when it holds resources.

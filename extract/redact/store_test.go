@@ -187,12 +187,14 @@ func TestStoreCoversEveryCoreCapability(t *testing.T) {
 		"RunRecorder":      reflect.TypeFor[core.RunRecorder](),
 		"Auditor":          reflect.TypeFor[core.Auditor](),
 		"Unwrapper":        reflect.TypeFor[core.Unwrapper](),
+		"ItemsProvider":    reflect.TypeFor[core.ItemsProvider](),
 	}
 	readOnly := map[string]string{
 		"Getter": "reads", "Lister": "reads", "Statser": "reads", "Pinger": "reads", "ProjectLister": "reads",
 		"Deleter":  "removes by id, carries no text",
 		"Expirer":  "changes statuses by time, carries no text",
 		"Receipts": "server-made ids and key ids, no client text",
+		"ItemStore": "reached through ItemsProvider, whose Put Store redacts",
 	}
 	st := reflect.TypeOf(&Store{})
 	for name, it := range writes {

@@ -1,4 +1,4 @@
-package main
+package decorated_test
 
 import (
 	"context"
@@ -29,14 +29,15 @@ func (flatEmbedder) Dimensions() int { return 4 }
 func (flatEmbedder) Name() string    { return "flat" }
 
 // wrapped is a store as memex run sees it with [semantic] on: semantic
-// search over the redaction every store gets over the store itself.
+// search over the redaction every store gets (cmd/memex plugins.go) over
+// the store itself.
 func wrapped(t *testing.T, s core.MemoryPlugin) core.MemoryPlugin {
 	t.Helper()
 	h, err := semantic.NewHybrid(flatEmbedder{}, semantic.HybridConfig{Weight: 0.01})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return semantic.Wrap(withRedaction(s, DefaultConfig()), h)
+	return semantic.Wrap(redact.WrapStore(s, nil, redact.PolicyRedact), h)
 }
 
 // The decorators keep every capability of the store they wrap (issue 14.3):
