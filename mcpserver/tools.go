@@ -231,7 +231,7 @@ func (s *Server) validate(ctx context.Context, _ *mcp.CallToolRequest, in Valida
 }
 
 func (s *Server) stats(ctx context.Context, _ *mcp.CallToolRequest, _ StatsInput) (*mcp.CallToolResult, core.ProjectStats, error) {
-	st, ok := s.store.(core.Statser)
+	st, ok := core.As[core.Statser](s.store)
 	if !ok {
 		return nil, core.ProjectStats{}, fmt.Errorf("the %s store has no statistics", s.store.Name())
 	}

@@ -222,7 +222,7 @@ func (s *Server) candidate(c echo.Context) error {
 				reason = wire.ReasonReceiptMissing
 			}
 			after["result"], after["strength"], after["applied"], after["reason"] = string(evidence.Result), string(evidence.Strength), false, reason
-			if g, ok := s.store.(core.Getter); ok && res.DeduplicatedInto != "" {
+			if g, ok := core.As[core.Getter](s.store); ok && res.DeduplicatedInto != "" {
 				if r, err := g.Get(ctx, req.ProjectID, res.QAID); err == nil {
 					after["trust"], after["level"] = r.TrustScore, r.Level // unchanged: nothing was applied
 				}

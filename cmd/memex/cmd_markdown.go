@@ -228,7 +228,7 @@ const maxExportNotes = 1000
 // general entries, id "note:<key>". A store without a namespaced store has
 // none; user and conversation notes are personal and never exported.
 func (a *app) projectNotes(ctx context.Context, s *session, red *redact.Redactor) ([]mdmemory.Entry, error) {
-	if _, ok := s.store.(core.ItemsProvider); !ok {
+	if _, ok := core.As[core.ItemsProvider](s.store); !ok {
 		return nil, nil
 	}
 	st, err := a.items(s)

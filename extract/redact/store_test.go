@@ -191,10 +191,11 @@ func TestStoreCoversEveryCoreCapability(t *testing.T) {
 	}
 	readOnly := map[string]string{
 		"Getter": "reads", "Lister": "reads", "Statser": "reads", "Pinger": "reads", "ProjectLister": "reads",
-		"Deleter":  "removes by id, carries no text",
-		"Expirer":  "changes statuses by time, carries no text",
-		"Receipts": "server-made ids and key ids, no client text",
-		"ItemStore": "reached through ItemsProvider, whose Put Store redacts",
+		"Deleter":         "removes by id, carries no text",
+		"Expirer":         "changes statuses by time, carries no text",
+		"Receipts":        "server-made ids and key ids, no client text",
+		"ReceiptRestorer": "restores a server-made receipt, no client text",
+		"ItemStore":       "reached through ItemsProvider, whose Put Store redacts",
 	}
 	st := reflect.TypeOf(&Store{})
 	for name, it := range writes {
