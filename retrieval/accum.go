@@ -1,0 +1,320 @@
+package retrieval
+
+// The accumulator of per-document scores and the top-k selection over it.
+
+import (
+	"cmp"
+	"slices"
+)
+
+// better reports whether a ranks before b.
+func better(a, b Hit) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	return a.Doc < b.Doc
+}
+
+func sortHits(hits []Hit) {
+	slices.SortFunc(hits, func(a, b Hit) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.Doc, b.Doc))
+	})
+}
+
+// accum is an open-addressing hash table doc → score, reused across
+// searches through the scorer's pools. Scores added are positive, so a zero
+// score marks an empty slot. When coordination is on, covs (parallel to
+// slots) holds each document's matched idf mass.
+type accum struct {
+	slots   []accSlot
+	covs    []float64 // empty unless coordination is on
+	shift   uint
+	touched []uint32 // occupied slots, in insertion order
+}
+
+type accSlot struct {
+	doc   uint64
+	score float64
+}
+
+// getAccum returns an empty table with room for n documents at load ≤ 1/2,
+// tracking coverage when cov is set. Tables are pooled by size so that a
+// search never works in a table much larger than it needs (which would
+// cost cache misses).
+func (s *Scorer) getAccum(n int, cov bool) *accum {
+	bits := uint(6)
+	for 1<<bits < 2*n {
+		bits++
+	}
+	a, _ := s.pools[min(bits, uint(len(s.pools)-1))].Get().(*accum)
+	if a == nil || len(a.slots) != 1<<bits {
+		a = &accum{slots: make([]accSlot, 1<<bits), shift: 64 - bits}
+	}
+	switch {
+	case !cov:
+		a.covs = a.covs[:0] // the memory stays for a later CJK query
+	case cap(a.covs) >= len(a.slots):
+		a.covs = a.covs[:len(a.slots)] // zeroed by putAccum
+	default:
+		a.covs = make([]float64, len(a.slots))
+	}
+	return a
+}
+
+func (s *Scorer) putAccum(a *accum) {
+	for _, i := range a.touched {
+		a.slots[i] = accSlot{}
+		if len(a.covs) > 0 {
+			a.covs[i] = 0
+		}
+	}
+	a.touched = a.touched[:0]
+	bits := 64 - a.shift
+	if bits < uint(len(s.pools)) {
+		s.pools[bits].Put(a)
+	}
+}
+
+// add adds v to doc's score and c to its coverage (when tracked).
+func (a *accum) add(doc uint64, v, c float64) {
+	mask := uint64(len(a.slots) - 1)
+	i := (doc * 0x9E3779B97F4A7C15) >> a.shift
+	for {
+		s := &a.slots[i]
+		if s.score == 0 {
+			*s = accSlot{doc: doc, score: v}
+			if len(a.covs) > 0 {
+				a.covs[i] = c
+			}
+			a.touched = append(a.touched, uint32(i))
+			if 2*len(a.touched) > len(a.slots) {
+				a.grow()
+			}
+			return
+		}
+		if s.doc == doc {
+			s.score += v
+			if len(a.covs) > 0 {
+				a.covs[i] += c
+			}
+			return
+		}
+		i = (i + 1) & mask
+	}
+}
+
+// coverage returns doc's matched idf mass (0 when absent or not tracked).
+func (a *accum) coverage(doc uint64) float64 {
+	if len(a.covs) == 0 {
+		return 0
+	}
+	mask := uint64(len(a.slots) - 1)
+	i := (doc * 0x9E3779B97F4A7C15) >> a.shift
+	for {
+		s := &a.slots[i]
+		if s.score == 0 {
+			return 0
+		}
+		if s.doc == doc {
+			return a.covs[i]
+		}
+		i = (i + 1) & mask
+	}
+}
+
+// coordinate multiplies every score by its coordination factor (e > 0).
+//
+// For a top k (k > 0), only scores that can still reach it are changed: a
+// document whose uncoordinated score is below a lower bound of the k-th
+// best coordinated score stays below it whatever its factor (≤ 1), so it is
+// left as it is and never returned. This saves most of the Pow calls.
+func (a *accum) coordinate(k int, e, norm float64) {
+	if e <= 0 || len(a.covs) == 0 {
+		return
+	}
+	var theta float64
+	if k > 0 && len(a.touched) > 8*k {
+		theta = a.threshold(k, e, norm)
+	}
+	for _, i := range a.touched {
+		if s := &a.slots[i]; s.score >= theta {
+			s.score *= coordFactor(a.covs[i], norm, e)
+		}
+	}
+}
+
+// threshold returns a lower bound of the k-th best coordinated score (k ≤
+// len(a.touched)): the k-th best among the 4k best uncoordinated scores,
+// coordinated.
+func (a *accum) threshold(k int, e, norm float64) float64 {
+	hs := a.top(4*k, calib{}, 0)
+	for i := range hs {
+		hs[i].Score *= coordFactor(a.coverage(hs[i].Doc), norm, e)
+	}
+	sortHits(hs)
+	return hs[k-1].Score
+}
+
+// grow doubles the table (only when a Source returned more postings than
+// its document frequencies announced).
+func (a *accum) grow() {
+	old, oldCovs := a.slots, a.covs
+	touched := a.touched
+	a.slots = make([]accSlot, 2*len(old))
+	if len(oldCovs) > 0 {
+		a.covs = make([]float64, 2*len(old))
+	}
+	a.shift--
+	a.touched = make([]uint32, 0, 2*len(touched))
+	for _, i := range touched {
+		s := old[i]
+		c := 0.0
+		if len(oldCovs) > 0 {
+			c = oldCovs[i]
+		}
+		a.add(s.doc, s.score, c)
+	}
+}
+
+// top returns the k best documents (all when k ≤ 0) whose score is at
+// least floor, best first, with Relevance = rc.of(Score).
+func (a *accum) top(k int, rc calib, floor float64) []Hit {
+	h := a.best(k, floor)
+	for i := range h {
+		h[i].Relevance = rc.of(h[i].Score)
+	}
+	sortHits(h)
+	return h
+}
+
+// best returns the k best documents (all when k ≤ 0) whose score is at
+// least floor, in no particular order, without Relevance.
+func (a *accum) best(k int, floor float64) []Hit {
+	if k <= 0 || k >= len(a.touched) {
+		hits := make([]Hit, 0, len(a.touched))
+		for _, i := range a.touched {
+			if s := a.slots[i]; s.score >= floor {
+				hits = append(hits, Hit{Doc: s.doc, Score: s.score})
+			}
+		}
+		if k > 0 && len(hits) > k {
+			sortHits(hits)
+			hits = hits[:k]
+		}
+		return hits
+	}
+	// Min-heap of the k best so far; h[0] is the worst of them. A dense
+	// table is read sequentially (cheaper than hopping through touched).
+	// thr is the k-th best score once k are held (floor before): a slot
+	// below it, or empty (score 0), cannot enter. Testing s.score >= thr
+	// first keeps the loop's branch predictable once the heap is full.
+	h := make([]Hit, 0, k)
+	if t := a.estimate(k); t > floor {
+		if h = a.heap(h, k, t); len(h) == k {
+			return h // k at t or above: the k best are among them
+		}
+		h = h[:0]
+	}
+	return a.heap(h, k, floor)
+}
+
+// estimate returns a score that about 1.5·k documents reach, from a
+// systematic sample of the table (0 when there are too few documents for
+// it to save work): best offers the heap only those, instead of most of
+// the table with the heap's early threshold.
+func (a *accum) estimate(k int) float64 {
+	n := len(a.touched)
+	if k < 16 || n <= 4*k {
+		return 0
+	}
+	step := n / (2 * k)
+	r := (3*k + 2*step - 1) / (2 * step) // ⌈1.5k/step⌉ ≥ 1
+	// The r best of the sample, best first (r is small: k/(n/2k)).
+	best := make([]float64, 0, r)
+	for i := 0; i < n; i += step {
+		v := a.slots[a.touched[i]].score
+		if len(best) == r {
+			if v <= best[r-1] {
+				continue
+			}
+			best = best[:r-1]
+		}
+		j := len(best)
+		best = append(best, v)
+		for ; j > 0 && best[j-1] < v; j-- {
+			best[j] = best[j-1]
+		}
+		best[j] = v
+	}
+	if len(best) < r {
+		return 0
+	}
+	return best[r-1]
+}
+
+// heap adds to h (empty, capacity k) the k best documents whose score is
+// at least thr.
+func (a *accum) heap(h []Hit, k int, thr float64) []Hit {
+	if 8*len(a.touched) > len(a.slots) {
+		for _, s := range a.slots {
+			if s.score >= thr && s.score != 0 {
+				h, thr = pushBest(h, k, s, thr)
+			}
+		}
+	} else {
+		for _, i := range a.touched {
+			if s := a.slots[i]; s.score >= thr {
+				h, thr = pushBest(h, k, s, thr)
+			}
+		}
+	}
+	return h
+}
+
+// pushBest offers s to h, a min-heap of at most k hits, and returns the
+// heap and the score a slot needs to be offered next (thr until h holds
+// k hits, then the worst of them).
+func pushBest(h []Hit, k int, s accSlot, thr float64) ([]Hit, float64) {
+	hit := Hit{Doc: s.doc, Score: s.score}
+	if len(h) < k {
+		h = append(h, hit)
+		up(h, len(h)-1)
+	} else if better(hit, h[0]) {
+		h[0] = hit
+		down(h, 0)
+	}
+	if len(h) == k {
+		thr = h[0].Score
+	}
+	return h, thr
+}
+
+// heap helpers: the root is the worst hit.
+func up(h []Hit, i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !better(h[p], h[i]) {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+}
+
+func down(h []Hit, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		worst := l
+		if r := l + 1; r < len(h) && better(h[l], h[r]) {
+			worst = r
+		}
+		if !better(h[i], h[worst]) {
+			return
+		}
+		h[i], h[worst] = h[worst], h[i]
+		i = worst
+	}
+}

@@ -1,0 +1,127 @@
+package retrieval
+
+// Params tune the scorer: BM25F weights and saturation, idf, the posting
+// budget, and the calibration of raw scores into Relevance.
+
+import (
+	"context"
+	"math"
+)
+
+// Params tune BM25F and the cost bounds of Search.
+type Params struct {
+	// K1 is the term-frequency saturation constant.
+	K1 float64
+	// B is the length-normalisation strength of every field whose FieldB
+	// entry is zero.
+	B float64
+	// FieldWeight multiplies a field's normalised term frequency.
+	FieldWeight [NumFields]float64
+	// FieldB, when an entry is non-zero, overrides B for that field (use a
+	// tiny positive value for "no normalisation").
+	FieldB [NumFields]float64
+	// PostingBudget bounds the postings Search reads: query terms are taken
+	// rarest first and their postings read while the running sum of their
+	// document frequencies stays within the budget (the rarest term is
+	// always read). The remaining, common terms are scored only for the
+	// RescoreDepth best candidates. Zero means no bound (exact BM25F).
+	PostingBudget int64
+	// RescoreDepth is how many candidates the common terms are scored for
+	// when PostingBudget defers some terms (at least the k asked for).
+	RescoreDepth int
+	// IDFExponent raises every idf to this power (0 means 1). Below 1 it
+	// flattens the idf curve, so that one rare word (a typo, a name) weighs
+	// less against several ordinary ones: short queries paraphrase, and
+	// their rarest word is not always their topic.
+	IDFExponent float64
+	// CJKBigramWeight multiplies the idf of CJK character-pair terms (0
+	// means 1). Pairs also match across word boundaries and repeat the
+	// evidence of the characters they are made of, so they weigh less than
+	// independent words.
+	CJKBigramWeight float64
+	// CJKCoord is the strength of the coordination factor for queries with
+	// CJK text: a document's score is multiplied by min(1, 3c)^(CJKCoord·s),
+	// where c is the fraction of the query's idf mass it matches and s the
+	// share of that mass held by CJK terms (0 for English-only queries,
+	// which are unaffected). Single characters carry little meaning on their
+	// own, so a document matching a few strongly weighted characters of a
+	// Chinese query is weaker evidence than its BM25 score says; one that
+	// covers a third of the query is not penalised. 0 disables.
+	CJKCoord float64
+	// CJKCalibration bends the Relevance of queries with CJK text so that a
+	// min_score threshold means the same as for English:
+	// Relevance = (Score/Σw)^(1 − CJKCalibration·s), s the CJK share of the
+	// query's idf mass (English-only queries are unaffected). The map is
+	// increasing, so it never changes the ranking within a query. A Chinese
+	// paraphrase shares far fewer of the query's terms (characters and,
+	// above all, character pairs) than an English one shares words, so its
+	// raw fraction is much lower for the same meaning. 0 disables; values
+	// above 0.9 count as 0.9.
+	CJKCalibration float64
+}
+
+// DefaultParams are the defaults tuned on the shared/eval dev sets (see
+// cmd/memex-bench quality).
+func DefaultParams() Params {
+	return Params{
+		K1:              1.4,
+		B:               0.75,
+		FieldWeight:     [NumFields]float64{2, 0.3},
+		FieldB:          [NumFields]float64{0, 0.9},
+		PostingBudget:   4096,
+		RescoreDepth:    100,
+		IDFExponent:     0.8,
+		CJKBigramWeight: 0.5,
+		CJKCoord:        1,
+		CJKCalibration:  0.45,
+	}
+}
+
+func (p Params) fieldB(f int) float64 {
+	if p.FieldB[f] != 0 {
+		return p.FieldB[f]
+	}
+	return p.B
+}
+
+// TermFreqReader is an optional Source capability: random access to the
+// term frequencies of given documents. Search uses it to score deferred
+// common terms (see Params.PostingBudget) for a few candidates without
+// reading those terms' postings; without it, Search reads the postings and
+// gets the same result more slowly.
+type TermFreqReader interface {
+	// TermFreqs calls fn once for each visible document of docs, in any
+	// order, with tfs[i] the frequency of terms[i] in it (zero when absent)
+	// and its field lengths. tfs is only valid during the call.
+	TermFreqs(ctx context.Context, docs []uint64, terms []string, fn func(doc uint64, tfs []TF, lens [NumFields]uint32)) error
+}
+
+// calibration returns the map of a query whose terms weigh norm in all,
+// cjk of it in CJK terms.
+func (p Params) calibration(norm, cjk float64) calib {
+	c := calib{norm: norm, exp: 1}
+	if e := min(max(p.CJKCalibration, 0), 0.9); e > 0 && norm > 0 {
+		c.exp = 1 - e*cjk/norm
+	}
+	return c
+}
+
+// score is the least score whose Relevance is r (r in (0,1]): the inverse
+// of of.
+func (c calib) score(r float64) float64 {
+	if c.exp != 1 {
+		r = math.Pow(r, 1/c.exp)
+	}
+	return c.norm * r
+}
+
+func (c calib) of(score float64) float64 {
+	if c.norm <= 0 {
+		return 0
+	}
+	r := min(max(score/c.norm, 0), 1)
+	if c.exp != 1 {
+		r = math.Pow(r, c.exp)
+	}
+	return r
+}
