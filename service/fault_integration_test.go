@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -479,7 +480,14 @@ func TestFaultStalledRedis(t *testing.T) {
 					t.Errorf("DEBUG SLEEP: %v %s", err, out)
 				}
 			}()
-			time.Sleep(150 * time.Millisecond) // let the sleep start
+			// Return once the sleep has started: a PING no longer answers
+			// within 100 ms (a fixed wait raced the sleep on a loaded machine).
+			for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+				if !answersWithin(srv.Addr(), 100*time.Millisecond) {
+					return done
+				}
+			}
+			t.Fatal("DEBUG SLEEP did not start within 2 s")
 			return done
 		}, true},
 	}
@@ -619,4 +627,20 @@ func TestFaultReadyz(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// answersWithin reports whether the Redis at addr answers a PING within d.
+func answersWithin(addr string, d time.Duration) bool {
+	c, err := net.DialTimeout("tcp", addr, d)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(d))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return false
+	}
+	buf := make([]byte, 16)
+	n, err := c.Read(buf)
+	return err == nil && n > 0
 }
