@@ -635,3 +635,55 @@ func TestValidationEventKeepsNoText(t *testing.T) {
 		t.Errorf("repeat differs (-first +again):\n%s", diff)
 	}
 }
+
+// TestRestoreReceipt: a receipt given back (its write failed) can be
+// redeemed again, once — a per-QA receipt kept with its search receipt
+// (only its own state byte), one stored alone and one of the legacy hash
+// form — and only by its own source.
+func TestRestoreReceipt(t *testing.T) {
+	s := newShared(t)
+	ctx := t.Context()
+	now := time.Now().UTC()
+	mk := func(id string, ids ...string) core.Receipt {
+		return core.Receipt{ID: id, ProjectID: "p", Source: "key-a", QAIDs: ids, IssuedAt: now, ExpiresAt: now.Add(time.Hour)}
+	}
+	fam := []core.Receipt{mk("fam", "q1", "q2"), mk("fam.1", "q1"), mk("fam.2", "q2"), mk("alone", "q9")}
+	for i, err := range s.IssueReceipts(ctx, fam) {
+		if err != nil {
+			t.Fatalf("receipt %d: %v", i, err)
+		}
+	}
+	body, _ := json.Marshal(mk("old", "q7"))
+	if err := s.rdb.HSet(ctx, s.k.receipt("p", "old"), "j", string(body), "src", "key-a", "used", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"fam.2", "fam.1", "alone", "old"} {
+		if _, err := s.RedeemReceipt(ctx, "p", id, "key-a", now); err != nil {
+			t.Fatalf("redeem %s: %v", id, err)
+		}
+	}
+	if err := s.RestoreReceipt(ctx, "p", "fam.2", "key-b"); !errors.Is(err, core.ErrConflict) {
+		t.Errorf("restore by another source: %v, want ErrConflict", err)
+	}
+	if err := s.RestoreReceipt(ctx, "p", "nope", "key-a"); !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("restore of an unknown receipt: %v, want ErrNotFound", err)
+	}
+	for _, id := range []string{"fam.2", "alone", "old"} {
+		if err := s.RestoreReceipt(ctx, "p", id, "key-a"); err != nil {
+			t.Fatalf("restore %s: %v", id, err)
+		}
+		if _, err := s.RedeemReceipt(ctx, "p", id, "key-a", now); err != nil {
+			t.Errorf("redeem %s after its restore: %v", id, err)
+		}
+		if _, err := s.RedeemReceipt(ctx, "p", id, "key-a", now); !errors.Is(err, core.ErrConflict) {
+			t.Errorf("%s a third time: %v, want ErrConflict", id, err)
+		}
+	}
+	// Restoring fam.2 left its siblings as they were.
+	if _, err := s.RedeemReceipt(ctx, "p", "fam.1", "key-a", now); !errors.Is(err, core.ErrConflict) {
+		t.Errorf("fam.1 after fam.2's restore: %v, want ErrConflict (still spent)", err)
+	}
+	if _, err := s.RedeemReceipt(ctx, "p", "fam", "key-a", now); err != nil {
+		t.Errorf("the search receipt after fam.2's restore: %v, want it still new", err)
+	}
+}
