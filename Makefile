@@ -10,7 +10,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 # unless MEMEX_TEST_REDIS_URL names another (internal/redistest). With
 # CI=true a missing Redis fails the tests instead of skipping them.
 
-.PHONY: chromium ui-screenshots all build test test-integration lint bench fuzz demo clean perf scale compare retrieval-perf mcp-inspector
+.PHONY: attack chromium ui-screenshots all build test test-integration lint bench fuzz demo clean perf scale compare retrieval-perf mcp-inspector
 
 all: lint test build
 
@@ -21,6 +21,13 @@ build:
 ## test: the fast tier — every test but the integration tier's, with the race detector (~3 min)
 test:
 	$(GO) test -race -count=1 -timeout 10m $(PKGS)
+
+## attack: the attack suite (docs/SECURITY.md): the secret corpus through every CLI and HTTP
+## write path (records, store file, Redis AOF, answers, errors, logs), repo config trust,
+## redaction choke point, quotas, idempotency bound, auth limits; `make test` runs it too
+attack:
+	$(GO) test -race -count=1 -timeout 10m -run 'TestAttack|TestRepoConfig|TestStore|TestExtractRedactsBeforeCutting|TestQuotaCounts|TestSearchResponseBounded|TestMaxQAsHolds|TestUnauthenticatedRate|TestInsecureLocalWith|TestIdempotency' \
+		./cmd/memex ./extract/... ./service
 
 ## test-integration: the integration tier — the slow and fault tests (files tagged
 ## `//go:build integration`: Redis kill/stall/cluster faults, 64 × 1,000 validations)
