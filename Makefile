@@ -18,9 +18,9 @@ all: lint test build
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/memex
 
-## test: the fast tier — every test but the integration tier's, with the race detector (~3 min)
+## test: the fast tier — every test but the integration tier's, with the race detector
 test:
-	$(GO) test -race -count=1 -timeout 10m $(PKGS)
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 ## attack: the attack suite (docs/SECURITY.md): the secret corpus through every CLI and HTTP
 ## write path (records, store file, Redis AOF, answers, errors, logs), repo config trust,
