@@ -85,13 +85,17 @@ func (s *Server) putItem(c echo.Context) error {
 	return writeJSON(c, http.StatusOK, res)
 }
 
-// nsKey reads ?namespace=a/b&key=k.
+// nsKey reads and validates ?namespace=a/b&key=k.
 func nsKey(c echo.Context) (core.Namespace, string, error) {
 	ns, err := core.ParseNamespace(c.QueryParam("namespace"))
 	if err != nil {
 		return nil, "", err
 	}
-	return ns, c.QueryParam("key"), nil
+	key := c.QueryParam("key")
+	if err := core.ValidateItemKey(key); err != nil {
+		return nil, "", err
+	}
+	return ns, key, nil
 }
 
 func (s *Server) getItem(c echo.Context) error {
@@ -101,9 +105,6 @@ func (s *Server) getItem(c echo.Context) error {
 	}
 	ns, key, err := nsKey(c)
 	if err != nil {
-		return err
-	}
-	if err := core.ValidateItemKey(key); err != nil {
 		return err
 	}
 	ctx, cancel := s.reqCtx(c)
@@ -125,9 +126,6 @@ func (s *Server) deleteItem(c echo.Context) error {
 	}
 	ns, key, err := nsKey(c)
 	if err != nil {
-		return err
-	}
-	if err := core.ValidateItemKey(key); err != nil {
 		return err
 	}
 	ctx, cancel := s.reqCtx(c)
