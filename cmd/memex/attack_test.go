@@ -23,19 +23,10 @@ import (
 	"github.com/memex-dev/memex/service"
 )
 
-// knownGaps are corpus kinds the rules miss in one phrasing, listed so
-// the suite stays red for everything else: an assignment after other text
-// on its line ("set it: DB_PASSWORD=…", "set it: CLIENT_SECRET=…") escapes
-// password-assignment and secret-assignment. docs/SECURITY.md lists it.
-var knownGaps = map[string]bool{"password-env": true, "client-secret": true}
-
 // survivors names the corpus secrets found in text.
 func survivors(text string) []string {
 	var out []string
 	for _, s := range secretcorpus.Secrets() {
-		if knownGaps[s.Kind] {
-			continue
-		}
 		for _, n := range s.Needles() {
 			if strings.Contains(text, n) {
 				out = append(out, s.Kind)

@@ -237,43 +237,67 @@ func (r *Redactor) scan(s string) []cand {
 }
 
 // match runs rule i on sub (at offset off in the scanned text).
+//
+// A match the rule rejects may hide one inside its secret group: in
+// "set it: DB_PASSWORD=x" the assignment rules first read "it" as the key
+// and "DB_PASSWORD=x" as its value. Regex matches do not overlap, so the
+// scan resumes at the rejected secret's start when that secret holds one
+// of the rule's keywords and starts after a character no name or token
+// holds (the anchors there mean what they mean in the whole text).
 func (r *Redactor) match(cs []cand, groups *[]string, i int, sub string, off int) []cand {
 	rule := &r.rules[i]
 	for _, loc := range r.regex(i).FindAllStringSubmatchIndex(sub, -1) {
-		a, b := -1, -1
-		for g := rule.SecretGroup; 2*g+1 < len(loc); g++ {
-			if loc[2*g] >= 0 {
-				a, b = loc[2*g], loc[2*g+1]
-				break
-			}
+		a, b, ok := accept(rule, groups, sub, loc)
+		if ok {
+			cs = append(cs, cand{start: off + a, end: off + b, prio: i})
+		} else if a > loc[0] && !nameByte(sub[a-1]) &&
+			(len(rule.Keywords) == 0 || containsAny(asciiLower(sub[a:b]), rule.Keywords)) {
+			return r.match(cs, groups, i, sub[a:], off+a)
 		}
-		if a < 0 || a == b {
-			continue
-		}
-		secret := sub[a:b]
-		if rule.MinEntropy > 0 && Entropy(secret) < rule.MinEntropy {
-			continue
-		}
-		if IsPlaceholder(secret) {
-			continue
-		}
-		if rule.Keep != nil {
-			gs := (*groups)[:0]
-			for g := 0; 2*g+1 < len(loc); g++ {
-				if loc[2*g] < 0 {
-					gs = append(gs, "")
-				} else {
-					gs = append(gs, sub[loc[2*g]:loc[2*g+1]])
-				}
-			}
-			*groups = gs
-			if !rule.Keep(gs) {
-				continue
-			}
-		}
-		cs = append(cs, cand{start: off + a, end: off + b, prio: i})
 	}
 	return cs
+}
+
+// nameByte reports a byte of a name or token ([A-Za-z0-9_.-]).
+func nameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-'
+}
+
+// accept checks one match of rule: the secret's span and whether it is
+// kept (a is -1 when the match holds no secret group).
+func accept(rule *Rule, groups *[]string, sub string, loc []int) (a, b int, ok bool) {
+	a, b = -1, -1
+	for g := rule.SecretGroup; 2*g+1 < len(loc); g++ {
+		if loc[2*g] >= 0 {
+			a, b = loc[2*g], loc[2*g+1]
+			break
+		}
+	}
+	if a < 0 || a == b {
+		return -1, -1, false
+	}
+	secret := sub[a:b]
+	if rule.MinEntropy > 0 && Entropy(secret) < rule.MinEntropy {
+		return a, b, false
+	}
+	if IsPlaceholder(secret) {
+		return a, b, false
+	}
+	if rule.Keep != nil {
+		gs := (*groups)[:0]
+		for g := 0; 2*g+1 < len(loc); g++ {
+			if loc[2*g] < 0 {
+				gs = append(gs, "")
+			} else {
+				gs = append(gs, sub[loc[2*g]:loc[2*g+1]])
+			}
+		}
+		*groups = gs
+		if !rule.Keep(gs) {
+			return a, b, false
+		}
+	}
+	return a, b, true
 }
 
 // avoidMarkers drops candidates lying wholly inside redaction markers and

@@ -58,6 +58,8 @@ func TestRedact(t *testing.T) {
 		{"assignment keeps key", "DB_PASSWORD=" + pw, "DB_PASSWORD=[REDACTED:password-assignment]"},
 		{"json", `{"password":"` + pw + `"}`, `{"password":"[REDACTED:password-assignment]"}`},
 		{"url", "redis://u:" + pw + "@h:6379", "redis://u:[REDACTED:url-credentials]@h:6379"},
+		{"assignment after text", "set it: DB_PASSWORD=" + pw, "set it: DB_PASSWORD=[REDACTED:password-assignment]"},
+		{"placeholder after text", "set it: DB_PASSWORD=${DB_PASSWORD}", "set it: DB_PASSWORD=${DB_PASSWORD}"},
 		{"nothing", "plain text", "plain text"},
 	}
 	for _, tt := range tests {

@@ -714,6 +714,11 @@ func DefaultRules() []Rule {
 				`password: hunter2!x`,
 				`dbPassword := "` + fake(alnum, 10, 158) + `"`,
 				`{\"passwd\":\"` + fake(alnum, 10, 159) + `\"}`,
+				// after other text on the line: the first "key: value" read
+				// ("it: DB_PASSWORD=…") is rejected and hides this one.
+				`set it: DB_PASSWORD=` + fake(alnum, 12, 167),
+				`text: DB_PASSWORD=` + fake(alnum, 12, 168) + `!9`,
+				`note: "db_password=` + fake(alnum, 12, 169) + `"`,
 			},
 			False: []string{
 				"password: ${DB_PASSWORD}",
@@ -733,6 +738,10 @@ func DefaultRules() []Rule {
 				"Main pass: walk the sorted list",
 				"Password: userPassword,",
 				"MinLevelPass = 0.25",
+				"set it: DB_PASSWORD=${DB_PASSWORD}",
+				"text: password = os.environ[\"DB_PASSWORD\"]",
+				"note: password_hint=UseALongOne1",
+				"step 2: password: changeme",
 			},
 		},
 		{
@@ -747,6 +756,8 @@ func DefaultRules() []Rule {
 				`client_secret: "` + fake(b64url, 24, 161) + `"`,
 				`{"accessToken": "` + fake(alnum, 30, 162) + `"}`,
 				`export SESSION_SECRET='` + fake(alnum, 20, 163) + `'`,
+				"set it: CLIENT_SECRET=" + fake(b64url, 40, 170),
+				"then run: export CLIENT_SECRET=" + fake(b64url, 40, 171),
 			},
 			False: []string{
 				"max_tokens: 4096",
@@ -761,6 +772,9 @@ func DefaultRules() []Rule {
 				`ReasonSecretBlocked = "secret_blocked"`,
 				"PrivateKey:  testP256PrivateKey,",
 				"// reads the bearer secret: Authorization: Bearer, else",
+				"set it: CLIENT_SECRET=<your-client-secret>",
+				"note: token_type=bearer",
+				"then run: export API_KEY=$API_KEY",
 			},
 		},
 		{

@@ -151,5 +151,8 @@ func NearMisses() []string {
 		"go test -race ./... && go vet ./...",
 		"the Authorization header carries Bearer <token>",
 		"see https://github.com/acme/app/pull/42",
+		"set it: DB_PASSWORD=${DB_PASSWORD}",
+		"note: CLIENT_SECRET=<your-client-secret>",
+		"step 2: token_type=bearer",
 	}
 }
