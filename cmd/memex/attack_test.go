@@ -11,6 +11,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +21,7 @@ import (
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/internal/redistest"
 	"github.com/memex-dev/memex/internal/secretcorpus"
+	"github.com/memex-dev/memex/plugins/embedded"
 	redisstore "github.com/memex-dev/memex/plugins/redis"
 	"github.com/memex-dev/memex/service"
 )
@@ -97,15 +100,7 @@ func TestAttackSecretCorpusCLI(t *testing.T) {
 			t.Errorf("near-miss changed: %q", near)
 		}
 	}
-	var files bytes.Buffer
-	_ = filepath.WalkDir(filepath.Dir(c.store), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			b, _ := os.ReadFile(p)
-			files.Write(b)
-		}
-		return nil
-	})
-	if s := survivors(files.String()); len(s) > 0 {
+	if s := survivors(storeFileText(t, c.store)); len(s) > 0 {
 		t.Errorf("secrets survived in the store file: %v", s)
 	}
 	if s := survivors(outs.String()); len(s) > 0 {
@@ -185,6 +180,75 @@ func TestAttackSecretCorpusServeRedisAOF(t *testing.T) {
 	}
 	if s := survivors(logs.String()); len(s) > 0 {
 		t.Errorf("secrets in the log: %v", s)
+	}
+}
+
+// storeFileText is everything the embedded store's directory holds, as
+// text a secret cannot hide in: the raw files, then every key and value of
+// the store read back through its own codec (records may be compressed),
+// then every JSON string in those unquoted, all also in lower case (the
+// index keeps lower-cased terms).
+func storeFileText(t *testing.T, path string) string {
+	t.Helper()
+	var b strings.Builder
+	_ = filepath.WalkDir(filepath.Dir(path), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			raw, _ := os.ReadFile(p)
+			b.Write(raw)
+		}
+		return nil
+	})
+	st, err := embedded.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var values int
+	err = st.Dump(t.Context(), func(bucket string, k, v []byte) error {
+		values++
+		b.WriteString("\n" + bucket + " ")
+		b.Write(k)
+		b.WriteByte(' ')
+		b.Write(v)
+		return nil
+	})
+	if err != nil || values == 0 {
+		t.Fatalf("dump of %s: %d values, %v", path, values, err)
+	}
+	text := b.String()
+	for _, q := range jsonStringRE.FindAllString(text, -1) {
+		var u string
+		if json.Unmarshal([]byte(q), &u) == nil {
+			b.WriteString("\n" + u)
+		}
+	}
+	return b.String() + "\n" + strings.ToLower(b.String())
+}
+
+var jsonStringRE = regexp.MustCompile(`"(?:[^"\\\n]|\\.)*"`)
+
+// TestAttackStoreFileCheckSeesCompressedRecords proves storeFileText can
+// fail: a secret written past redaction into a record the store compresses
+// is not in the file's raw bytes but is found through the store's codec.
+func TestAttackStoreFileCheckSeesCompressedRecords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memex.db")
+	st, err := embedded.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := secretcorpus.Secrets()[0]
+	long := strings.Repeat("run the build again and check the output of go test. ", 20)
+	if _, err := st.RecordCandidate(t.Context(), core.CandidateRequest{ProjectID: "p", Question: "how do I deploy the app",
+		Answer: long + "Xy" + s.Secret + "Zq " + long}); err != nil {
+		t.Fatal(err)
+	}
+	_ = st.Close()
+	raw, _ := os.ReadFile(path)
+	if strings.Contains(string(raw), s.Secret) {
+		t.Fatal("the record is not compressed: this test proves nothing")
+	}
+	if got := survivors(storeFileText(t, path)); !slices.Contains(got, s.Kind) {
+		t.Fatalf("a secret stored compressed was not found: %v", got)
 	}
 }
 
