@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -220,5 +221,25 @@ func TestStatsBuilderListsQuarantinedQAsNewestFirst(t *testing.T) {
 	}
 	if first := st.AwaitingReview[0].QAID; first != fmt.Sprintf("q%02d", StatsAwaiting+4) {
 		t.Errorf("first listed %s, want the newest", first)
+	}
+}
+
+func TestSpecifics(t *testing.T) {
+	tests := []struct {
+		text string
+		want []string
+	}{
+		{"Use Go 1.21 with timeout 5.", []string{"1.21", "5"}},
+		{"Run `make lint` then edit ./config/app.toml and pkg_name, fooBar, --force-all.", []string{"--force-all", "./config/app.toml", "fooBar", "lint", "make", "pkg_name"}},
+		{"How do I do it? Like this: press the big red button twice.", []string{}},
+		{"超时设置为5秒，重启 cl2 服务", []string{"5", "cl2"}},
+	}
+	for _, tc := range tests {
+		if got := Specifics(tc.text); !slices.Equal(got, tc.want) {
+			t.Errorf("Specifics(%q) = %q, want %q", tc.text, got, tc.want)
+		}
+	}
+	if SameSpecifics("timeout 5", "timeout 50") || !SameSpecifics("set timeout 5 now", "now set the timeout 5") {
+		t.Errorf("SameSpecifics: timeout 5 vs 50 must differ, reworded text with the same number must match")
 	}
 }

@@ -3,6 +3,7 @@ package core
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -83,4 +84,68 @@ func shingles(s string) map[string]struct{} {
 		out[string(rs[i:i+3])] = struct{}{}
 	}
 	return out
+}
+
+// Specifics returns the tokens of s that name one thing exactly — numbers
+// and versions ("1.21", "5"), paths and URLs, identifiers (snake_case,
+// camelCase, dotted names, --flags, anything containing a digit) and words
+// in backquotes — each once, sorted. Two texts that differ in one of them
+// state different facts however similar the rest reads ("Go 1.21" and
+// "Go 1.22", "timeout 5" and "timeout 50"), so a near duplicate needs
+// them to match exactly (SameSpecifics).
+func Specifics(s string) []string {
+	seen := map[string]struct{}{}
+	var tok strings.Builder
+	quoted, tokQuoted := false, false
+	end := func() {
+		t := strings.TrimRight(tok.String(), ".:,;?!-=")
+		tok.Reset()
+		if t != "" && (tokQuoted || specific(t)) {
+			seen[t] = struct{}{}
+		}
+		tokQuoted = false
+	}
+	for _, r := range s {
+		switch {
+		case r == '`':
+			end()
+			quoted = !quoted
+		case r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("._-/\\:@$=~+#%", r)):
+			tok.WriteRune(r)
+			tokQuoted = tokQuoted || quoted
+		default:
+			end()
+		}
+	}
+	end()
+	out := make([]string, 0, len(seen))
+	for t := range seen {
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// specific reports whether token t (ASCII, trailing punctuation trimmed)
+// names one thing exactly.
+func specific(t string) bool {
+	if strings.ContainsAny(t, "0123456789/\\_@$=~#%") || strings.HasPrefix(t, "-") || strings.Contains(t, "::") {
+		return true
+	}
+	if i := strings.IndexByte(t, '.'); i > 0 && i < len(t)-1 {
+		return true // a dotted name: config.toml, os.Exit
+	}
+	for i := 1; i < len(t); i++ {
+		if unicode.IsLower(rune(t[i-1])) && unicode.IsUpper(rune(t[i])) {
+			return true // camelCase
+		}
+	}
+	return false
+}
+
+// SameSpecifics reports whether a and b name exactly the same specifics
+// (Specifics): the condition, besides similar wording, for one to be a
+// near duplicate of the other.
+func SameSpecifics(a, b string) bool {
+	return slices.Equal(Specifics(a), Specifics(b))
 }

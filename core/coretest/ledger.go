@@ -50,6 +50,7 @@ func RunLedger(t *testing.T, open OpenFunc) {
 		{"OwnReports", testOwnReports},
 		{"ImportNormalised", testImportNormalised},
 		{"DedupByContentHash", testDedupByContentHash},
+		{"NearDuplicateSpecifics", testNearDuplicateSpecifics},
 		{"DuplicateEvidence", testDuplicateEvidence},
 		{"VerdictCreditsCreator", testVerdictCreditsCreator},
 		{"VoteOnGlobalQA", testVoteOnGlobal},
@@ -236,6 +237,60 @@ func testDedupByContentHash(t *testing.T, p core.MemoryPlugin, _ Flavour) {
 	}
 	if other.DeduplicatedInto != "" || other.QAID == first {
 		t.Errorf("same text in another project: %+v, want a new QA", other)
+	}
+}
+
+func testNearDuplicateSpecifics(t *testing.T, p core.MemoryPlugin, f Flavour) {
+	g := mustGetter(t, p)
+	pass := &core.Evidence{Result: core.ResultPass, Strength: core.StrengthStrong}
+	tests := []struct {
+		name          string
+		q1, a1        string
+		q2, a2        string
+		wantDuplicate bool
+	}{
+		{"version",
+			"How do I set the base image for the Go 1.21 build of the wombat service?", "Use golang:1.21-alpine as the base image in the wombat Dockerfile and run go build.",
+			"How do I set the base image for the Go 1.22 build of the wombat service?", "Use golang:1.22-alpine as the base image in the wombat Dockerfile and run go build.", false},
+		{"number",
+			"How do I stop the numbat client timing out on slow uploads?", "Set the numbat client option timeout 5 in the config file and restart the uploader daemon.",
+			"How do I stop the numbat client timing out on slow uploads?", "Set the numbat client option timeout 50 in the config file and restart the uploader daemon.", false},
+		{"identifier",
+			"Which cluster runs the nightly quokka reindex job for the search team?", "The nightly quokka reindex job runs on cluster `cl1`; deploy it with the usual pipeline.",
+			"Which cluster runs the nightly quokka reindex job for the search team?", "The nightly quokka reindex job runs on cluster `cl2`; deploy it with the usual pipeline.", false},
+		{"path",
+			"Where does the potoroo agent read its logging configuration from?", "The potoroo agent reads its logging configuration from /etc/potoroo/log.yaml at start.",
+			"Where does the potoroo agent read its logging configuration from?", "The potoroo agent reads its logging configuration from /opt/potoroo/log.yaml at start.", false},
+		{"same specifics, other wording",
+			"How do I stop the bettong client timing out on slow uploads?", "Set the bettong client option timeout 5 in the config file and restart the uploader daemon.",
+			"How do I stop the bettong client timing out on slow uploads??", "Set the bettong client option timeout 5 in the config file, then restart the uploader daemon.", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			first := addQA(t, p, core.CandidateRequest{Question: tc.q1, Answer: tc.a1})
+			before := get(t, g, projA, first)
+			res, err := p.RecordCandidate(as(t, "agent-2"), core.CandidateRequest{ProjectID: projA, Question: tc.q2, Answer: tc.a2, Evidence: pass})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantDuplicate {
+				if res.DeduplicatedInto != first {
+					t.Errorf("a near duplicate naming the same specifics: %+v, want deduplicated into %s", res, first)
+				}
+				return
+			}
+			if res.DeduplicatedInto != "" || res.QAID == first {
+				t.Fatalf("different specifics: %+v, want a QA of its own (not %s)", res, first)
+			}
+			if got := get(t, g, projA, res.QAID); got.Answer != tc.a2 {
+				t.Errorf("the second QA's answer %q, want %q", got.Answer, tc.a2)
+			}
+			after := get(t, g, projA, first)
+			if after.SuccessCount != before.SuccessCount || after.TrustScore != before.TrustScore || after.ValidationLevel != before.ValidationLevel {
+				t.Errorf("the second answer's pass lifted the first QA: success %d → %d, trust %.4f → %.4f",
+					before.SuccessCount, after.SuccessCount, before.TrustScore, after.TrustScore)
+			}
+		})
 	}
 }
 

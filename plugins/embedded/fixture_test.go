@@ -65,10 +65,18 @@ func fillFixture(tb testing.TB, s *Store) {
 		if i%4 == 1 {
 			c = core.WithPrincipal(ctx, core.Principal{ID: fmt.Sprintf("user-%d", i%3), Human: i%8 == 1})
 		}
+		// Ten widgets: candidate i names widget i%30 by its first digit,
+		// the QA it folds into in the fixture (where "widget 17" was a
+		// near duplicate of "widget 1"); numbers must match for a near
+		// duplicate now, so the history names the widget it reports on.
+		w := i % 30
+		for w >= 10 {
+			w /= 10
+		}
 		res, err := s.RecordCandidate(c, core.CandidateRequest{
 			ProjectID: "p", RunID: fmt.Sprintf("run-%d", i), EventID: fmt.Sprintf("ev-%d", i),
-			Question: fmt.Sprintf("how do I configure the widget number %d for deployment", i%30),
-			Answer:   fmt.Sprintf("set widget.%d in config.yaml and run make deploy-%d", i%30, i%30),
+			Question: fmt.Sprintf("how do I configure the widget number %d for deployment", w),
+			Answer:   fmt.Sprintf("set widget.%d in config.yaml and run make deploy-%d", w, w),
 			Tags:     []string{"t"}, Evidence: pass,
 		})
 		must(err)

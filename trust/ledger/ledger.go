@@ -363,9 +363,11 @@ const DupCandidates = 5
 // Duplicate reports whether a candidate (req, with content hash hash)
 // duplicates the existing QA rec: only a QA of the candidate's own project,
 // with the same content hash, or a near duplicate — question and answer
-// both at least core.DuplicateThreshold similar. A store looks rec up by
-// the hash first, then among the DupCandidates best lexical matches of the
-// question.
+// both at least core.DuplicateThreshold similar and naming exactly the same
+// specifics (core.SameSpecifics: numbers, versions, identifiers and paths),
+// since "timeout 5" and "timeout 50" are different knowledge however alike
+// they read. A store looks rec up by the hash first, then among the
+// DupCandidates best lexical matches of the question.
 func Duplicate(req core.CandidateRequest, hash string, rec core.Record) bool {
 	if rec.ProjectID != req.ProjectID {
 		return false
@@ -377,7 +379,8 @@ func Duplicate(req core.CandidateRequest, hash string, rec core.Record) bool {
 		return true
 	}
 	return core.Similarity(req.Question, rec.Question) >= core.DuplicateThreshold &&
-		core.Similarity(req.Answer, rec.Answer) >= core.DuplicateThreshold
+		core.Similarity(req.Answer, rec.Answer) >= core.DuplicateThreshold &&
+		core.SameSpecifics(req.Question+"\n"+req.Answer, rec.Question+"\n"+rec.Answer)
 }
 
 // WithEffects is rep with eff's increments added (the book as it will be
