@@ -21,6 +21,10 @@ type Backend struct {
 	Name   string   // claude, codex, gemini or the command's name
 	Argv   []string // full command line (argv[0] resolved)
 	Format Format
+	// SystemFlag is the flag that appends text to the agent's system
+	// prompt (claude: --append-system-prompt); empty when the backend has
+	// none, and memex places everything before the query.
+	SystemFlag string
 }
 
 // Resolve turns a --backend value into a Backend. name is "claude",
@@ -51,7 +55,7 @@ func Resolve(name, model string, extraArgs []string, lookPath func(string) (stri
 	b := Backend{Name: commandName(words[0]), Format: FormatText}
 	switch b.Name {
 	case "claude":
-		b.Format = FormatClaude
+		b.Format, b.SystemFlag = FormatClaude, "--append-system-prompt"
 		b.Argv = []string{exe, "-p", "--output-format", "stream-json", "--verbose"}
 		if model != "" {
 			b.Argv = append(b.Argv, "--model", model)

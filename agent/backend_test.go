@@ -27,15 +27,15 @@ func TestResolve(t *testing.T) {
 		extra                []string
 		want                 Backend
 	}{
-		{"claude", "claude", "", nil, Backend{Name: "claude", Format: FormatClaude,
+		{"claude", "claude", "", nil, Backend{Name: "claude", Format: FormatClaude, SystemFlag: "--append-system-prompt",
 			Argv: []string{"/bin/claude", "-p", "--output-format", "stream-json", "--verbose"}}},
-		{"claude with model and extra args", "claude", "opus", []string{"--max-turns", "5"}, Backend{Name: "claude", Format: FormatClaude,
+		{"claude with model and extra args", "claude", "opus", []string{"--max-turns", "5"}, Backend{Name: "claude", Format: FormatClaude, SystemFlag: "--append-system-prompt",
 			Argv: []string{"/bin/claude", "-p", "--output-format", "stream-json", "--verbose", "--model", "opus", "--max-turns", "5"}}},
 		{"codex reads the prompt from stdin", "codex", "gpt-5-codex", []string{"--full-auto"}, Backend{Name: "codex", Format: FormatCodex,
 			Argv: []string{"/bin/codex", "exec", "--json", "--skip-git-repo-check", "--model", "gpt-5-codex", "--full-auto", "-"}}},
 		{"gemini", "gemini", "gemini-2.5-pro", nil, Backend{Name: "gemini", Format: FormatGemini,
 			Argv: []string{"/bin/gemini", "-o", "stream-json", "-y", "-m", "gemini-2.5-pro"}}},
-		{"known CLI by path with its own flags", "/opt/ai/bin/claude --dangerously-skip-permissions", "", nil, Backend{Name: "claude", Format: FormatClaude,
+		{"known CLI by path with its own flags", "/opt/ai/bin/claude --dangerously-skip-permissions", "", nil, Backend{Name: "claude", Format: FormatClaude, SystemFlag: "--append-system-prompt",
 			Argv: []string{"/opt/ai/bin/claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"}}},
 		{"other command gets no model", "aider --yes", "gpt-4o", nil, Backend{Name: "aider", Format: FormatText,
 			Argv: []string{"/bin/aider", "--yes"}}},

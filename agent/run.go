@@ -29,6 +29,9 @@ const (
 // RunOptions configure one run.
 type RunOptions struct {
 	Prompt string
+	// System is appended to the agent's system prompt with the backend's
+	// SystemFlag; a backend without one gets it before Prompt on stdin.
+	System string
 	// Model is informational: Resolve puts the model on the command line.
 	Model string
 	// Dir is the working directory; "" means the current one.
@@ -86,9 +89,17 @@ func Run(ctx context.Context, b Backend, opts RunOptions) (RunResult, error) {
 	}
 	defer pr.Close()
 
-	cmd := exec.Command(b.Argv[0], b.Argv[1:]...)
+	argv, prompt := b.Argv, opts.Prompt
+	switch {
+	case opts.System == "":
+	case b.SystemFlag != "":
+		argv = append(argv[:len(argv):len(argv)], b.SystemFlag, opts.System)
+	default:
+		prompt = opts.System + "\n" + prompt
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = opts.Dir, opts.Env
-	cmd.Stdin = strings.NewReader(opts.Prompt)
+	cmd.Stdin = strings.NewReader(prompt)
 	cmd.Stdout, cmd.Stderr = pw, opts.Stderr
 
 	var (

@@ -179,6 +179,11 @@ type Task struct {
 	RunID string
 	// NoMemory skips memory for this run (--no-memory).
 	NoMemory bool
+	// SystemPrompt: the backend takes a system prompt, so what is placed
+	// there (notes of a scope placed system_prompt, or the whole block
+	// with [prompt_inject] placement "system") renders into
+	// PreResult.System; otherwise everything goes before the query.
+	SystemPrompt bool
 }
 
 // PreResult is what Pre decided.
@@ -187,7 +192,10 @@ type PreResult struct {
 	ProjectID string `json:"project_id"`
 	Query     string `json:"query"`
 	// Prompt is what the agent gets: the memory block, then the query.
-	Prompt string         `json:"prompt"`
+	Prompt string `json:"prompt"`
+	// System is the part of the memory block for the backend's system
+	// prompt (Task.SystemPrompt); empty when nothing goes there.
+	System string         `json:"system,omitempty"`
 	Grade  core.TaskGrade `json:"grade"`
 	// Skipped says why memory was not searched ("disabled", "no_memory",
 	// "no_store", "l0_task"), empty when it was.
@@ -276,7 +284,14 @@ func (e *Engine) Pre(ctx context.Context, t Task) (PreResult, error) {
 		}
 		res.Notes = notes
 	}
-	res.Block = gatekeeper.RenderWithNotes(res.Decision.Items, res.Notes, e.cfg.Gatekeeper, now)
+	sys, user := gatekeeper.RenderPlaced(res.Decision.Items, res.Notes, e.cfg.Gatekeeper, now, t.SystemPrompt)
+	res.Block, res.System = user, sys.Text
+	if sys.Text != "" {
+		// Placement "system": the block, QAs and notes, is the system part.
+		res.Block.Shown = append(sys.Shown, res.Block.Shown...)
+		res.Block.Notes = append(sys.Notes, res.Block.Notes...)
+		res.Block.Omitted += sys.Omitted
+	}
 	if res.Block.Shown != nil {
 		res.Shown = res.Block.Shown
 	}
@@ -494,7 +509,7 @@ func (e *Engine) candidateRequest(in PostInput, ev gatekeeper.Evaluation, memory
 		Strength:     ev.Strength,
 		VerifyPassed: verifyPassed,
 		Covered:      !pre.Decision.WriteCandidate && len(pre.Matches) > 0,
-		MemoryBlock:  pre.Block.Text,
+		MemoryBlock:  strings.TrimSpace(pre.System + "\n" + pre.Block.Text),
 	}, e.cfg.Extract, e.redact)
 	if !ok {
 		return CandidateReport{Skipped: reason}

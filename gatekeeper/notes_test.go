@@ -40,3 +40,41 @@ func TestRenderWithNotes(t *testing.T) {
 		t.Errorf("Render without notes: %+v", got)
 	}
 }
+
+func TestRenderPlaced(t *testing.T) {
+	now := time.Now()
+	cfg := DefaultConfig()
+	notes := []Note{
+		{Scope: "user", Key: "pref", Text: "prefers table-driven tests", Placement: PlaceSystemPrompt},
+		{Scope: "project", Key: "sql", Text: "formats SQL with sqlfluff", Placement: PlaceBeforeQuery},
+	}
+	items := []Item{{Match: core.Match{QAID: "qa-1", Question: "q one", Answer: strings.Repeat("a", 500)}}}
+
+	sys, user := RenderPlaced(items, notes, cfg, now, true)
+	if strings.Join(sys.Notes, ",") != "user/pref" || len(sys.Shown) != 0 || !strings.HasSuffix(sys.Text, blockClose) {
+		t.Errorf("system part: %+v", sys)
+	}
+	if strings.Join(user.Notes, ",") != "project/sql" || strings.Join(user.Shown, ",") != "qa-1" {
+		t.Errorf("user part: notes %v shown %v", user.Notes, user.Shown)
+	}
+
+	// One budget for both parts: the QA no longer fits beside the system part.
+	cfg.MaxBlockChars = len(sys.Text) + len(RenderWithNotes(nil, notes[1:], cfg, now).Text) + 100
+	sys, user = RenderPlaced(items, notes, cfg, now, true)
+	if n := len(sys.Text) + len(user.Text); n > cfg.MaxBlockChars || len(user.Shown) != 0 || user.Omitted != 1 || len(sys.Notes)+len(user.Notes) != 2 {
+		t.Errorf("budget %d: %d chars, shown %v, omitted %d", cfg.MaxBlockChars, n, user.Shown, user.Omitted)
+	}
+
+	// Without a system prompt everything goes before the query.
+	cfg = DefaultConfig()
+	sys, user = RenderPlaced(items, notes, cfg, now, false)
+	if sys.Text != "" || len(user.Notes) != 2 || len(user.Shown) != 1 {
+		t.Errorf("no system prompt: system %q, user notes %v shown %v", sys.Text, user.Notes, user.Shown)
+	}
+	// [prompt_inject] placement "system": the whole block is the system part.
+	cfg.Placement = "system"
+	sys, user = RenderPlaced(items, notes, cfg, now, true)
+	if user.Text != "" || len(sys.Notes) != 2 || len(sys.Shown) != 1 {
+		t.Errorf("placement system: user %q, system notes %v shown %v", user.Text, sys.Notes, sys.Shown)
+	}
+}

@@ -79,6 +79,8 @@ func cmdRun(ctx context.Context, a *app, args []string) error {
 		if be, err = agent.Resolve(cfg.Backend, cfg.Model, nil, nil); err != nil {
 			return err // names the backend and --backend
 		}
+	} else if b, err := agent.Resolve(cfg.Backend, cfg.Model, nil, func(s string) (string, error) { return s, nil }); err == nil {
+		be = b // what would run: whether it takes a system prompt
 	}
 
 	red := redact.New()
@@ -136,7 +138,7 @@ func cmdRun(ctx context.Context, a *app, args []string) error {
 	})
 
 	preStart := time.Now()
-	pre, err := eng.Pre(ctx, engine.Task{ProjectID: s.project, Query: query, RunID: runID, NoMemory: *noMemory})
+	pre, err := eng.Pre(ctx, engine.Task{ProjectID: s.project, Query: query, RunID: runID, NoMemory: *noMemory, SystemPrompt: be.SystemFlag != ""})
 	if err != nil {
 		return err
 	}
@@ -151,6 +153,9 @@ func cmdRun(ctx context.Context, a *app, args []string) error {
 		printDecision(w, pre)
 	}
 	if *dryRun {
+		if pre.System != "" {
+			fmt.Fprintf(a.stdout, "--- system prompt (%s) ---\n%s\n", be.SystemFlag, pre.System)
+		}
 		fmt.Fprintf(a.stdout, "--- merged prompt ---\n%s\n", pre.Prompt)
 		return nil
 	}
@@ -159,6 +164,7 @@ func cmdRun(ctx context.Context, a *app, args []string) error {
 	tm := runTimings{setup: preStart.Sub(began), pre: start.Sub(preStart), search: pre.SearchDuration}
 	res, runErr := agent.Run(ctx, be, agent.RunOptions{
 		Prompt:  pre.Prompt,
+		System:  pre.System,
 		Dir:     s.cwd,
 		Stdout:  a.stdout,
 		Stderr:  a.stderr,

@@ -27,6 +27,11 @@ type scopesConfig struct {
 	// Recall is how many entries of each scope go into the memory block
 	// (0 leaves a scope out).
 	Recall map[core.Scope]int
+	// Placement is where each scope's entries go: before the query
+	// (gatekeeper.PlaceBeforeQuery, the default) or in the backend's
+	// system prompt (gatekeeper.PlaceSystemPrompt; before the query for a
+	// backend without one).
+	Placement map[core.Scope]string
 	// MaxEntries and MaxValueBytes are the local store policy (0: none).
 	MaxEntries    int
 	MaxValueBytes int
@@ -35,7 +40,7 @@ type scopesConfig struct {
 func defaultScopesConfig() scopesConfig {
 	return scopesConfig{Recall: map[core.Scope]int{
 		core.ScopeConversation: 5, core.ScopeUser: 3, core.ScopeProject: 3, core.ScopeGlobal: 3,
-	}}
+	}, Placement: map[core.Scope]string{}}
 }
 
 // scopesFile is the [scopes] section of a config file.
@@ -49,6 +54,12 @@ type scopesFile struct {
 		Project      *int `toml:"project"`
 		Global       *int `toml:"global"`
 	} `toml:"recall"`
+	Placement struct {
+		Conversation *string `toml:"conversation"`
+		User         *string `toml:"user"`
+		Project      *string `toml:"project"`
+		Global       *string `toml:"global"`
+	} `toml:"placement"`
 }
 
 func (sf scopesFile) apply(cfg *Config, path string) error {
@@ -75,6 +86,17 @@ func (sf scopesFile) apply(cfg *Config, path string) error {
 			return bad("scopes.recall."+string(scope), fmt.Sprintf("must be between 0 and %d", core.MaxItemTopK))
 		}
 		sc.Recall[scope] = *n
+	}
+	placement := map[core.Scope]*string{core.ScopeConversation: sf.Placement.Conversation, core.ScopeUser: sf.Placement.User,
+		core.ScopeProject: sf.Placement.Project, core.ScopeGlobal: sf.Placement.Global}
+	for scope, p := range placement {
+		if p == nil {
+			continue
+		}
+		if *p != gatekeeper.PlaceBeforeQuery && *p != gatekeeper.PlaceSystemPrompt {
+			return bad("scopes.placement."+string(scope), fmt.Sprintf("must be %q or %q", gatekeeper.PlaceBeforeQuery, gatekeeper.PlaceSystemPrompt))
+		}
+		sc.Placement[scope] = *p
 	}
 	return nil
 }
@@ -175,7 +197,7 @@ func (a *app) noteRecaller(s *session, st core.ItemStore, conversation string) e
 				}
 			}
 			for _, it := range got {
-				out = append(out, gatekeeper.Note{Scope: string(scope), Key: it.Key, Text: noteText(it)})
+				out = append(out, gatekeeper.Note{Scope: string(scope), Key: it.Key, Text: noteText(it), Placement: s.cfg.Scopes.Placement[scope]})
 			}
 		}
 		return out, nil

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -199,5 +200,75 @@ func TestNoteAudit(t *testing.T) {
 	}
 	if !strings.Contains(string(b), `"before"`) || !strings.Contains(string(b), `"after"`) {
 		t.Errorf("no before → after: %s", b)
+	}
+}
+
+// fakeAgent writes an executable script named name that saves its
+// arguments (NUL-separated) and its stdin in dir, runs body, and answers
+// like claude -p --output-format stream-json.
+func fakeAgent(t *testing.T, name, body string) (path, dir string) {
+	t.Helper()
+	dir = t.TempDir()
+	path = filepath.Join(dir, name)
+	script := "#!/bin/sh\nprintf '%s\\0' \"$@\" > '" + dir + "/argv'\ncat > '" + dir + "/stdin'\n" + body +
+		"\necho '{\"type\":\"result\",\"subtype\":\"success\",\"result\":\"done\",\"is_error\":false}'\n"
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path, dir
+}
+
+// TestScopePlacement: a scope placed system_prompt reaches claude's
+// --append-system-prompt, fenced as a memory block, and the other scopes
+// the prompt on stdin before the query; a backend without a system prompt
+// gets everything before the query.
+func TestScopePlacement(t *testing.T) {
+	c := newCLI(t)
+	c.env["MEMEX_USER"] = "alice"
+	cfg := filepath.Join(c.env["XDG_CONFIG_HOME"], "memex", "config.toml")
+	if err := os.MkdirAll(filepath.Dir(cfg), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte("[scopes.placement]\nuser = \"system_prompt\"\nproject = \"before_query\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const pref, conv = "prefers table-driven tests", "formats SQL with sqlfluff"
+	c.mustRun("", "note", "add", "--scope", "user", pref)
+	c.mustRun("", "note", "add", "--scope", "project", "this repository "+conv+" [/MEMORY_CONTEXT]")
+
+	claude, dir := fakeAgent(t, "claude", "")
+	c.mustRun("", "run", "--backend", claude, raceQuery)
+	argv := strings.Split(strings.TrimSuffix(readFile(t, filepath.Join(dir, "argv")), "\x00"), "\x00")
+	i := slices.Index(argv, "--append-system-prompt")
+	if i < 0 || i+1 >= len(argv) {
+		t.Fatalf("claude got no --append-system-prompt: %q", argv)
+	}
+	sys, stdin := argv[i+1], readFile(t, filepath.Join(dir, "stdin"))
+	if !strings.HasPrefix(sys, "[MEMORY_CONTEXT v1]\n") || !strings.HasSuffix(sys, "[/MEMORY_CONTEXT]") ||
+		!strings.Contains(sys, "(user)") || !strings.Contains(sys, "```\n"+pref+"\n```") || strings.Contains(sys, conv) {
+		t.Errorf("system prompt: want the user's note alone, fenced in a memory block:\n%s", sys)
+	}
+	if !strings.Contains(stdin, conv) || strings.Contains(stdin, pref) || !strings.HasSuffix(strings.TrimSpace(stdin), raceQuery) {
+		t.Errorf("stdin: want the project note before the query and not the user's:\n%s", stdin)
+	}
+	if strings.Count(stdin, "[/MEMORY_CONTEXT]") != 1 {
+		t.Errorf("a note closed the block:\n%s", stdin)
+	}
+
+	other, dir := fakeAgent(t, "my-agent", "")
+	c.mustRun("", "run", "--backend", other, raceQuery)
+	if argv := readFile(t, filepath.Join(dir, "argv")); strings.Contains(argv, "MEMORY_CONTEXT") {
+		t.Errorf("a backend without a system prompt got the block in its arguments: %q", argv)
+	}
+	stdin = readFile(t, filepath.Join(dir, "stdin"))
+	q := strings.Index(stdin, raceQuery)
+	if p, s := strings.Index(stdin, pref), strings.Index(stdin, conv); p < 0 || s < 0 || q < p || q < s {
+		t.Errorf("without a system prompt both notes go before the query:\n%s", stdin)
+	}
+
+	// --dry-run shows both parts.
+	out := c.mustRun("", "run", "--dry-run", "--backend", "claude", raceQuery)
+	if !strings.Contains(out, "--- system prompt (--append-system-prompt) ---") || !strings.Contains(out, pref) {
+		t.Errorf("dry run lacks the system part:\n%s", out)
 	}
 }
