@@ -131,6 +131,36 @@ func newFakeServer(tb testing.TB, script ...reply) *fakeServer {
 	return fs
 }
 
+// newInProcessClient is newClient over a fake server that answers in the
+// test's own process (no listener, no socket), so the test can run in a
+// testing/synctest bubble: timeouts then elapse in fake time, exactly.
+func newInProcessClient(tb testing.TB, fs *fakeServer, cfg Config) (*OpenAI, *sleeps) {
+	tb.Helper()
+	cfg.BaseURL = "http://embeddings.test/v1"
+	return newClient(tb, fs, cfg, WithHTTPClient(&http.Client{Transport: inProcess(fs.handle)}))
+}
+
+// inProcess is an http.RoundTripper that serves each request with a handler
+// in the caller's process, honouring the request's context as a network
+// client would.
+type inProcess http.HandlerFunc
+
+func (h inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h(rec, r)
+	}()
+	select {
+	case <-done:
+		return rec.Result(), nil
+	case <-r.Context().Done():
+		<-done
+		return nil, r.Context().Err()
+	}
+}
+
 func (fs *fakeServer) requests() []seenRequest {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()

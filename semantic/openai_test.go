@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/memex-dev/memex/core"
@@ -325,35 +326,43 @@ func TestOpenAIClientErrors(t *testing.T) {
 }
 
 func TestOpenAITimeouts(t *testing.T) {
+	// In a synctest bubble the timeouts elapse in fake time: the test checks
+	// the exact time each path takes, whatever the machine's load.
 	t.Run("attempt timeout", func(t *testing.T) {
-		fs := newFakeServer(t)
-		fs.forever = &reply{block: true}
-		c, _ := newClient(t, fs, Config{Timeout: 50 * time.Millisecond, MaxRetries: 1})
-		start := time.Now()
-		_, err := c.Embed(t.Context(), []string{"x"})
-		if !errors.Is(err, core.ErrUnavailable) {
-			t.Fatalf("err = %v, want ErrUnavailable", err)
-		}
-		if n := len(fs.requests()); n != 2 {
-			t.Errorf("requests = %d, want 2 (timeouts are retried)", n)
-		}
-		if el := time.Since(start); el > 2*time.Second {
-			t.Errorf("took %v", el)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			fs := &fakeServer{dims: fakeDims, forever: &reply{block: true}}
+			c, _ := newInProcessClient(t, fs, Config{Timeout: 50 * time.Millisecond, MaxRetries: 1})
+			start := time.Now()
+			_, err := c.Embed(t.Context(), []string{"x"})
+			if !errors.Is(err, core.ErrUnavailable) {
+				t.Fatalf("err = %v, want ErrUnavailable", err)
+			}
+			if n := len(fs.requests()); n != 2 {
+				t.Errorf("requests = %d, want 2 (timeouts are retried)", n)
+			}
+			if el := time.Since(start); el != 100*time.Millisecond {
+				t.Errorf("took %v, want 2 attempts × 50ms", el)
+			}
+		})
 	})
 	t.Run("caller deadline", func(t *testing.T) {
-		fs := newFakeServer(t)
-		fs.forever = &reply{block: true}
-		c, _ := newClient(t, fs, Config{})
-		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
-		defer cancel()
-		_, err := c.Embed(ctx, []string{"x"})
-		if !errors.Is(err, core.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("err = %v, want ErrUnavailable and DeadlineExceeded", err)
-		}
-		if n := len(fs.requests()); n != 1 {
-			t.Errorf("requests = %d, want 1 (caller's deadline is not retried)", n)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			fs := &fakeServer{dims: fakeDims, forever: &reply{block: true}}
+			c, _ := newInProcessClient(t, fs, Config{})
+			start := time.Now()
+			ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+			defer cancel()
+			_, err := c.Embed(ctx, []string{"x"})
+			if !errors.Is(err, core.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("err = %v, want ErrUnavailable and DeadlineExceeded", err)
+			}
+			if n := len(fs.requests()); n != 1 {
+				t.Errorf("requests = %d, want 1 (caller's deadline is not retried)", n)
+			}
+			if el := time.Since(start); el != 50*time.Millisecond {
+				t.Errorf("took %v, want the caller's 50ms", el)
+			}
+		})
 	})
 	t.Run("connection refused", func(t *testing.T) {
 		srv := httptest.NewServer(http.NotFoundHandler())
