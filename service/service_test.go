@@ -403,6 +403,50 @@ func TestIsolationMatrix(t *testing.T) {
 			}
 		})
 	}
+	// Votes on QAs a key reads but does not own (a global QA, one shared
+	// with its project) count only when its patterns cover the QA's own
+	// project (SPEC §5.4); a refused one is audited under the owner, so
+	// the owner sees who tried to change its QA. The last row is the
+	// control: the same vote by a key that covers the owner counts.
+	glob := e.addQA(keyAdmin, "global", "How to tame the global caracal?", "caracal tame --gently")
+	sharedQA := func(owner, with, question, answer string) string {
+		var res core.CandidateResult
+		e.must(201, keyAdmin, "POST", "/v1/qa/candidates", map[string]any{"project_id": owner, "question": question,
+			"answer": answer, "shared_projects": []string{with}}).decode(t, &res)
+		return res.QAID
+	}
+	sharedByB := sharedQA("b-proj", "a-proj", "How to feed the shared caracal?", "caracal feed --twice")
+	sharedByA := sharedQA("a-proj", "b-proj", "How to groom the shared caracal?", "caracal groom --softly")
+	lanes := []struct {
+		name           string
+		key            Key
+		project, query string
+		qa, owner      string
+		applied        bool
+	}{
+		{"vote on a global QA, key without global", keyAgentB, "b-proj", "tame caracal", glob, "global", false},
+		{"vote on B's QA shared with A", keyAgentA, "a-proj", "feed caracal", sharedByB, "b-proj", false},
+		{"vote on A's QA shared with B, as B", keyAgentB, "b-proj", "groom caracal", sharedByA, "a-proj", false},
+		{"vote on a global QA, key with global", keyAgentA, "a-proj", "tame caracal", glob, "global", true},
+	}
+	for _, tc := range lanes {
+		t.Run(tc.name, func(t *testing.T) {
+			before := e.record(tc.owner, tc.qa)
+			rr := e.validateAs(tc.key, tc.project, tc.qa, "fail", receiptOf(t, e.searchAs(tc.key, tc.project, tc.query), tc.qa))
+			after := e.record(tc.owner, tc.qa)
+			if *rr.Applied != tc.applied || (after.FailureCount != before.FailureCount) != tc.applied {
+				t.Errorf("applied %v (reason %q), failures %d → %d; want applied %v", *rr.Applied, rr.Reason, before.FailureCount, after.FailureCount, tc.applied)
+			}
+			if !tc.applied && rr.Reason != wire.ReasonOtherOwner {
+				t.Errorf("reason %q, want %q", rr.Reason, wire.ReasonOtherOwner)
+			}
+			ents := e.team.auditEntries()
+			last := ents[len(ents)-1]
+			if last.Action != "validate" || last.QAID != tc.qa || last.ProjectID != tc.owner || last.KeyID != tc.key.ID {
+				t.Errorf("audit entry %+v, want one filed under the owner %s", last, tc.owner)
+			}
+		})
+	}
 	// Nothing of B changed.
 	rec := e.record("b-proj", bID)
 	if rec.Status != core.StatusCandidate || rec.UsageCount != 0 || rec.SuccessCount != 0 {

@@ -114,51 +114,6 @@ func TestQuarantineBelongsToTheServer(t *testing.T) {
 	}
 }
 
-// TestVotesStayInTheirLane: a key votes on a global or shared QA only
-// when its patterns cover the QA's own project; the audit entry goes to
-// the QA's owner.
-func TestVotesStayInTheirLane(t *testing.T) {
-	e := newEnv(t)
-	glob := e.addQA(keyAdmin, "global", "How to tame the global caracal?", "caracal tame --gently")
-	shared := func() string {
-		var res core.CandidateResult
-		e.must(201, keyAdmin, "POST", "/v1/qa/candidates", map[string]any{"project_id": "a-proj", "question": "How to feed the shared caracal?",
-			"answer": "caracal feed --twice", "shared_projects": []string{"b-proj"}}).decode(t, &res)
-		return res.QAID
-	}()
-	tests := []struct {
-		name    string
-		key     Key
-		project string
-		qa      string
-		query   string
-		applied bool
-		owner   string
-	}{
-		{"global QA, key without global", keyAgentB, "b-proj", glob, "tame caracal", false, "global"},
-		{"shared QA, key of the reader only", keyAgentB, "b-proj", shared, "feed caracal", false, "a-proj"},
-		{"global QA, key with global", keyAgentA, "a-proj", glob, "tame caracal", true, "global"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			before := e.record(tc.owner, tc.qa)
-			rr := e.validateAs(tc.key, tc.project, tc.qa, "fail", receiptOf(t, e.searchAs(tc.key, tc.project, tc.query), tc.qa))
-			after := e.record(tc.owner, tc.qa)
-			if *rr.Applied != tc.applied || (after.FailureCount != before.FailureCount) != tc.applied {
-				t.Errorf("applied %v (reason %q), failures %d → %d; want applied %v", *rr.Applied, rr.Reason, before.FailureCount, after.FailureCount, tc.applied)
-			}
-			if !tc.applied && rr.Reason != wire.ReasonOtherOwner {
-				t.Errorf("reason %q, want %q", rr.Reason, wire.ReasonOtherOwner)
-			}
-			ents := e.team.auditEntries()
-			last := ents[len(ents)-1]
-			if last.Action != "validate" || last.QAID != tc.qa || last.ProjectID != tc.owner || last.KeyID != tc.key.ID {
-				t.Errorf("audit entry %+v, want one filed under the owner %s", last, tc.owner)
-			}
-		})
-	}
-}
-
 // failOnce fails the first validation write after the receipt check.
 type failOnce struct {
 	*teamStore
