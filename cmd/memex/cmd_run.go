@@ -166,6 +166,7 @@ func cmdRun(ctx context.Context, a *app, args []string) error {
 		Prompt:  pre.Prompt,
 		System:  pre.System,
 		Dir:     s.cwd,
+		Env:     a.runEnv(s, conversation, runID),
 		Stdout:  a.stdout,
 		Stderr:  a.stderr,
 		Timeout: cfg.Timeout,

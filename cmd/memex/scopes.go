@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/url"
+	"os"
 	"os/user"
 	"path/filepath"
 	"strings"
@@ -224,6 +226,29 @@ func (a *app) runNotes(s *session, memoryOn bool) core.ItemStore {
 		return nil
 	}
 	return st
+}
+
+// runEnv is the agent's environment for a run: memex's own, plus what
+// makes a `memex note` the agent runs land in the run's scopes (docs/SCOPES.md):
+// MEMEX_SESSION (the run's conversation: --session, MEMEX_SESSION, else the
+// run id, the conversation memex run recalls from), MEMEX_RUN_ID,
+// MEMEX_USER, MEMEX_PROJECT and MEMEX_STORE (unless the store URL holds a
+// password: the agent's memex then finds the store the way this one did).
+func (a *app) runEnv(s *session, conversation, runID string) []string {
+	env := append(os.Environ(),
+		"MEMEX_SESSION="+cmp.Or(conversation, runID),
+		"MEMEX_RUN_ID="+runID,
+		"MEMEX_PROJECT="+s.project,
+	)
+	if u := a.scopeUser(s.cfg); u != "" {
+		env = append(env, "MEMEX_USER="+u)
+	}
+	if s.storeURL != "" {
+		if u, err := url.Parse(s.storeURL); err != nil || u.User == nil {
+			env = append(env, "MEMEX_STORE="+s.storeURL)
+		}
+	}
+	return env
 }
 
 // noteRun records, in the run's conversation (only one named by --session

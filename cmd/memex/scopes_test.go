@@ -272,3 +272,78 @@ func TestScopePlacement(t *testing.T) {
 		t.Errorf("dry run lacks the system part:\n%s", out)
 	}
 }
+
+// noteAgent is an agent that, during its run, records a note with the
+// memex binary: `memex note add --scope <scope> <text>`, with nothing but
+// what memex run exported to say where it goes. It also saves its
+// MEMEX_* environment in dir/env.
+func noteAgent(t *testing.T, c *cli, scope, text string) (path, dir string) {
+	t.Helper()
+	home := ""
+	for _, k := range []string{"HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"} {
+		home += k + "='" + c.env[k] + "' "
+	}
+	body := "env | grep '^MEMEX_' > \"$(dirname \"$0\")/env\"\n" +
+		home + "MEMEX_TEST_MAIN=1 '" + memexBinary(t) + "' note add --scope " + scope + " '" + text + "' >&2"
+	return fakeAgent(t, "agent", body)
+}
+
+// TestRunRecordsScopedNotes: an agent recording notes during memex run
+// records them into the run's scopes (memex run exports MEMEX_SESSION,
+// MEMEX_USER, MEMEX_PROJECT, MEMEX_STORE, MEMEX_RUN_ID): a user-scope
+// preference recorded in one project's run is injected in another
+// project's run of the same user and never in another user's; a
+// conversation-scope note lives only in its session (--session, else the
+// run's own).
+func TestRunRecordsScopedNotes(t *testing.T) {
+	c := newCLI(t)
+	w := scopeWorld{t: t, c: c, store: c.store, env: func(user string) map[string]string {
+		return map[string]string{"MEMEX_USER": user}
+	}}
+	const pref = "prefers table-driven tests"
+	ag, _ := noteAgent(t, c, "user", pref)
+	w.must("alice", "run", "--project", "p1", "--backend", ag, raceQuery)
+	if p := w.prompt("alice", "p2"); !strings.Contains(p, pref) || !strings.Contains(p, "(user)") {
+		t.Errorf("alice's run in p2 lacks the preference her run in p1 recorded:\n%s", p)
+	}
+	if p := w.prompt("bob", "p2"); strings.Contains(p, pref) {
+		t.Errorf("bob's run got alice's preference:\n%s", p)
+	}
+
+	const flaky = "the flaky test is TestParseDates"
+	ag, _ = noteAgent(t, c, "conversation", flaky)
+	w.must("alice", "run", "--session", "s1", "--project", "p1", "--backend", ag, raceQuery)
+	if p := w.prompt("alice", "p1", "--session", "s1"); !strings.Contains(p, flaky) {
+		t.Errorf("session s1 lacks the note its run recorded:\n%s", p)
+	}
+	for _, who := range []struct{ user, session string }{{"alice", "s2"}, {"bob", "s1"}, {"alice", ""}} {
+		args := []string{}
+		if who.session != "" {
+			args = []string{"--session", who.session}
+		}
+		if p := w.prompt(who.user, "p1", args...); strings.Contains(p, flaky) {
+			t.Errorf("%s in session %q got session s1's note:\n%s", who.user, who.session, p)
+		}
+	}
+
+	// Without --session the run is its own conversation.
+	const own = "this run tried GOFLAGS=-race"
+	ag, dir := noteAgent(t, c, "conversation", own)
+	w.must("alice", "run", "--project", "p1", "--backend", ag, raceQuery)
+	env := readFile(t, filepath.Join(dir, "env"))
+	var runID string
+	for _, l := range strings.Split(env, "\n") {
+		if v, ok := strings.CutPrefix(l, "MEMEX_RUN_ID="); ok {
+			runID = v
+		}
+	}
+	if runID == "" || !strings.Contains(env, "MEMEX_SESSION="+runID+"\n") || !strings.Contains(env, "MEMEX_PROJECT=p1\n") {
+		t.Fatalf("the agent's environment: %s", env)
+	}
+	if out := w.must("alice", "note", "list", "--scope", "conversation", "--session", runID, "--json"); !strings.Contains(out, own) {
+		t.Errorf("the run's own conversation lacks the note: %s", out)
+	}
+	if p := w.prompt("alice", "p1"); strings.Contains(p, own) {
+		t.Errorf("another run got the run's own conversation note:\n%s", p)
+	}
+}
