@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -235,5 +236,22 @@ func TestCommandRecognition(t *testing.T) {
 	}
 	if c := Command("/Users/a b/memex", Claude, "Stop"); c != "'/Users/a b/memex' hook claude Stop" {
 		t.Errorf("Command = %q", c)
+	}
+}
+
+func TestSessionEnv(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "env")
+	id := `s-1 it's "$(rm -rf x)"`
+	if err := SessionEnv(path, id); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("sh", "-c", `. "$0" && printf %s "$MEMEX_SESSION"`, path).Output()
+	if err != nil || string(out) != id {
+		t.Errorf("sourced MEMEX_SESSION = %q (%v), want %q", out, err, id)
+	}
+	for _, bad := range []string{"", "a\nb", "a\x00"} {
+		if err := SessionEnv(path, bad); err == nil {
+			t.Errorf("SessionEnv(%q): no error", bad)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -102,15 +103,42 @@ func (h Host) Events() []string {
 }
 
 // InstalledEvents are the events `memex hook install` registers: the
-// prompt event and the stop event, in that order. SessionStart is not
-// registered: memex has nothing to say when a session starts.
+// prompt event and the stop event, in that order, and for Claude Code
+// SessionStart, which hands the session id to the session's shell
+// commands (SessionEnv); memex says nothing when a session starts.
 func (h Host) InstalledEvents() []string {
 	switch h {
 	case Gemini:
 		return []string{"BeforeAgent", "AfterAgent"}
+	case Claude:
+		return []string{"UserPromptSubmit", "Stop", "SessionStart"}
 	default:
 		return []string{"UserPromptSubmit", "Stop"}
 	}
+}
+
+// SessionEnv appends `export MEMEX_SESSION='<session id>'` to the file a
+// Claude Code SessionStart hook finds in $CLAUDE_ENV_FILE: the host runs it
+// before each of the session's Bash commands, so a `memex note add --scope
+// conversation` the agent runs records into this session's conversation,
+// the one the session's prompt hooks recall. An id with a control
+// character is refused.
+func SessionEnv(path, sessionID string) error {
+	if sessionID == "" || strings.ContainsFunc(sessionID, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return errors.New("session env: the session id is empty or holds a control character")
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("session env: %w", err)
+	}
+	_, err = f.WriteString("export MEMEX_SESSION='" + strings.ReplaceAll(sessionID, "'", `'\''`) + "'\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("session env: %w", err)
+	}
+	return nil
 }
 
 // Input is a hook's stdin, the fields of every host in one struct. Fields a

@@ -203,6 +203,11 @@ func (a *app) hookWork(ctx context.Context, h hooks.Host, event string, kind hoo
 	case hooks.KindStop:
 		return nil, sub.hookStop(ctx, h, in, s, states, red, log)
 	default:
+		if f := a.getenv("CLAUDE_ENV_FILE"); h == hooks.Claude && f != "" {
+			if err := hooks.SessionEnv(f, in.SessionID); err != nil {
+				log.printf("error: %v", err)
+			}
+		}
 		return nil, states.Prune()
 	}
 }

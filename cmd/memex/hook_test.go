@@ -481,8 +481,8 @@ func TestHookInstallIdempotentAndReversible(t *testing.T) {
 					}
 				}
 			}
-			if ours != 2 {
-				t.Errorf("after installing twice: %d memex commands, want 2: %v", ours, cmds)
+			if want := len(spec.host.InstalledEvents()); ours != want {
+				t.Errorf("after installing twice: %d memex commands, want %d: %v", ours, want, cmds)
 			}
 			after, _ := os.ReadFile(path)
 			for _, keep := range []string{"notify-send", "audit.sh", "echo hi", "git log -1", `"theme"`, `"model"`, `"enabled": true`} {
@@ -497,7 +497,7 @@ func TestHookInstallIdempotentAndReversible(t *testing.T) {
 				t.Errorf("backup: %v %q", err, b)
 			}
 			status, err := e.memex("hook", "status", string(spec.host))
-			if err != nil || strings.Count(status, "[ok]") != 2 {
+			if err != nil || strings.Count(status, "[ok]") != len(spec.host.InstalledEvents()) {
 				t.Errorf("status: %v\n%s", err, status)
 			}
 			if out, err := e.memex("hook", "uninstall", string(spec.host)); err != nil {

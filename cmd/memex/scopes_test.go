@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -138,23 +139,28 @@ func TestScopesOverServe(t *testing.T) {
 
 // TestHookScopes: a host's prompt hook shows the user's notes and the
 // notes of its own session (the host's session id is the conversation),
-// never another session's.
+// never another session's. The session's note is recorded the way an
+// agent in Claude Code records one: its SessionStart hook wrote
+// MEMEX_SESSION into $CLAUDE_ENV_FILE, which the host sources before the
+// agent's shell commands.
 func TestHookScopes(t *testing.T) {
 	spec := hostSpecs[0]
 	e := newHostEnv(t)
-	e.env = append(e.env, "MEMEX_USER=alice")
+	envFile := filepath.Join(e.home, "claude-session.env")
+	e.env = append(e.env, "MEMEX_USER=alice", "CLAUDE_ENV_FILE="+envFile)
 	if out, err := e.memex("hook", "install", "claude"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	for _, args := range [][]string{
-		{"note", "add", "--scope", "user", "prefers table-driven tests"},
-		{"note", "add", "--scope", "conversation", "--session", "sess-1", "the flaky test is TestParseDates"},
-	} {
-		if out, err := e.memex(args...); err != nil {
-			t.Fatalf("memex %v: %v\n%s", args, err, out)
-		}
+	if out, err := e.memex("note", "add", "--scope", "user", "prefers table-driven tests"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
 	}
 	cmds := e.commands(spec)
+	e.sh(cmds["SessionStart"][0], map[string]any{"session_id": "sess-1", "hook_event_name": "SessionStart", "source": "startup", "cwd": e.project})
+	bash := exec.Command("sh", "-c", `. "$CLAUDE_ENV_FILE" && "$0" note add --scope conversation "the flaky test is TestParseDates"`, memexBinary(t))
+	bash.Dir, bash.Env = e.project, e.env
+	if out, err := bash.CombinedOutput(); err != nil {
+		t.Fatalf("memex note add in the session's shell: %v\n%s\nenv file: %s\nlog: %s", err, out, readFile(t, envFile), e.log())
+	}
 	prompt := "How do I fix the data race on the cache map?"
 	transcript := filepath.Join(e.home, "transcripts", "x"+spec.ext)
 	out1, _ := e.sh(cmds[spec.prompt][0], spec.promptInput(e, "sess-1", "t1", transcript, prompt))
