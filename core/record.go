@@ -36,6 +36,49 @@ func ParseStatus(s string) (Status, error) {
 	return st, nil
 }
 
+// Verdict is a human verdict on a QA's status (SPEC §5.1), named by the
+// action a person takes: `memex qa <verdict>`, POST /admin/v1/qa/{id}/<verdict>
+// and the dashboard's buttons all speak it.
+type Verdict string
+
+const (
+	VerdictVerify     Verdict = "verify"     // verified: trusted and sticky
+	VerdictFreeze     Verdict = "freeze"     // frozen: every report is ignored
+	VerdictDeprecate  Verdict = "deprecate"  // deprecated: never injected; sticky
+	VerdictReactivate Verdict = "reactivate" // active: the evidence's rules apply again
+)
+
+// Verdicts lists the human verdicts in the order they are offered.
+func Verdicts() []Verdict {
+	return []Verdict{VerdictVerify, VerdictFreeze, VerdictDeprecate, VerdictReactivate}
+}
+
+// Status is the status the verdict sets; false for an unknown verdict.
+func (v Verdict) Status() (Status, bool) {
+	switch v {
+	case VerdictVerify:
+		return StatusVerified, true
+	case VerdictFreeze:
+		return StatusFrozen, true
+	case VerdictDeprecate:
+		return StatusDeprecated, true
+	case VerdictReactivate:
+		return StatusActive, true
+	}
+	return "", false
+}
+
+// VerdictFor is the verdict that sets status s; false when no verdict
+// does (candidate and stale are the evidence's to decide).
+func VerdictFor(s Status) (Verdict, bool) {
+	for _, v := range Verdicts() {
+		if st, _ := v.Status(); st == s {
+			return v, true
+		}
+	}
+	return "", false
+}
+
 // Strength is how strong a piece of evidence is (SPEC §2).
 type Strength string
 

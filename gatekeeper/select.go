@@ -98,6 +98,13 @@ func Select(ms []core.Match, cfg Config, now time.Time, rng *rand.Rand) Decision
 		switch {
 		case !compat && m.Status == core.StatusStale:
 			rest = append(rest, m)
+		case !compat && m.Status == core.StatusVerified:
+			// A human verified it: trusted whatever its evidence so far.
+			if len(trusted) >= cfg.MaxInject {
+				d.Reasons = append(d.Reasons, Reason{Code: ReasonSkippedMaxInject, QAID: m.QAID, Detail: fmt.Sprintf("max_inject=%d", cfg.MaxInject)})
+			} else {
+				trusted = append(trusted, m)
+			}
 		case m.ValidationLevel < cfg.MinLevelInject:
 			rest = append(rest, m)
 		case !(m.Trust >= cfg.MinTrustShow):

@@ -3,6 +3,7 @@ package gatekeeper
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -314,5 +315,33 @@ func TestBetaSample(t *testing.T) {
 	}
 	if x := BetaSample(seeded(1), math.NaN(), -2); !(x >= 0 && x <= 1) {
 		t.Fatalf("bad shapes drew %v", x)
+	}
+}
+
+// A QA a human verified is trusted, whatever its evidence so far: it is
+// in the trusted set and rendered as verified, never as the unverified
+// probation item (issue 15 item 5).
+func TestSelectHumanVerified(t *testing.T) {
+	verified := with(mk("qa-human", 0, 0.26, 0.5, 0), func(m *core.Match) { m.Status = core.StatusVerified })
+	cand := with(mk("qa-cand", 0, 0.26, 0.5, 0), func(m *core.Match) { m.Status = core.StatusCandidate })
+	d := Select([]core.Match{cand, verified}, DefaultConfig(), now, seeded(1))
+	var it *Item
+	for i := range d.Items {
+		if d.Items[i].QAID == "qa-human" {
+			it = &d.Items[i]
+		}
+	}
+	if it == nil || it.Probation || it.Why != ReasonChosenTrusted {
+		t.Fatalf("verified QA: %+v, want it chosen as trusted (reasons %+v)", it, d.Reasons)
+	}
+	b := Render(d.Items, DefaultConfig(), now)
+	head := "[QA_REF qa-human]  (level 0, trust 0.26, " + VerifiedLabel + ")"
+	if !strings.Contains(b.Text, head) {
+		t.Errorf("block does not render the verified QA as verified:\n%s", b.Text)
+	}
+	// The compatibility profile keeps the original's rules.
+	c := Select([]core.Match{verified}, CompatConfig(), now, nil)
+	if len(c.Items) != 0 {
+		t.Errorf("compat profile took a level-0 verified QA: %v", ids(c.Items))
 	}
 }

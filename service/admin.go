@@ -143,6 +143,38 @@ func (s *Server) adminPatch(c echo.Context) error {
 	if req.Summary != nil && len(*req.Summary) > core.MaxAnswerBytes {
 		return core.Invalid("summary", "longer than %d bytes", core.MaxAnswerBytes)
 	}
+	return s.patchAudited(c, body, req, "patch")
+}
+
+// adminVerdict serves POST /admin/v1/qa/{qa_id}/{verdict}: the human
+// verdict v, with project_id in the optional body or the query.
+func (s *Server) adminVerdict(v core.Verdict) echo.HandlerFunc {
+	st, _ := v.Status()
+	return func(c echo.Context) error {
+		body, err := readBody(c)
+		if err != nil {
+			return err
+		}
+		var vr wire.VerdictRequest
+		if err := decodeJSON(body, &vr, true); err != nil {
+			return err
+		}
+		q := c.QueryParam("project_id")
+		if vr.ProjectID != "" && q != "" && vr.ProjectID != q {
+			return core.Invalid("project_id", "the body and the query name different projects")
+		}
+		req := core.PatchRequest{ProjectID: firstNonEmpty(vr.ProjectID, q), QAID: c.Param("qa_id"), Status: &st}
+		if err := req.Validate(); err != nil {
+			return err
+		}
+		return s.patchAudited(c, body, req, string(v))
+	}
+}
+
+// patchAudited applies a human verdict or edit through the store's
+// Patcher (the ledger's Verdict rule) and audits it as action: who (the
+// key), the QA, and its status, level and trust before and after.
+func (s *Server) patchAudited(c echo.Context, body []byte, req core.PatchRequest, action string) error {
 	if err := authorize(c, req.ProjectID); err != nil {
 		return err
 	}
@@ -173,7 +205,7 @@ func (s *Server) adminPatch(c echo.Context) error {
 		after := summary(rec)
 		after["answer_edited"] = req.Answer != nil
 		after["tags_edited"] = req.Tags != nil
-		s.audit(ctx, core.AuditEntry{KeyID: callerOf(c).id, ProjectID: req.ProjectID, QAID: req.QAID, Action: "patch",
+		s.audit(ctx, core.AuditEntry{KeyID: callerOf(c).id, ProjectID: req.ProjectID, QAID: req.QAID, Action: action,
 			Weight: 1, Before: before, After: after})
 		return http.StatusOK, wire.RecordResponse{Record: rec}, nil
 	})

@@ -260,6 +260,9 @@ func (s *Server) routes() *echo.Echo {
 	adm.GET("/projects", s.adminProjects)
 	adm.GET("/projects/:project_id/stats", s.adminStats)
 	adm.PATCH("/qa/:qa_id", s.adminPatch)
+	for _, v := range core.Verdicts() {
+		adm.POST("/qa/:qa_id/"+string(v), s.adminVerdict(v))
+	}
 	adm.GET("/audit", s.adminAudit)
 
 	for _, m := range s.mounts {

@@ -902,3 +902,50 @@ func TestHeadersTooLarge(t *testing.T) {
 		t.Errorf("431: status %d, body %+v (%v), X-Request-Id %q", res.StatusCode, body, err, res.Header.Get("X-Request-Id"))
 	}
 }
+
+// Each human verdict has its own admin route (POST
+// /admin/v1/qa/{id}/{verdict}), audited under the verdict's name with the
+// key and the status before and after; an agent key cannot give one; a
+// deprecation can be undone.
+func TestAdminVerdictRoutes(t *testing.T) {
+	e := newEnv(t)
+	id := e.addQA(keyAgentA, "a-proj", "How to list open ports?", "ss -tlnp lists them.")
+	steps := []struct {
+		verdict core.Verdict
+		path    string
+		body    any
+		want    core.Status
+	}{
+		{core.VerdictVerify, "/admin/v1/qa/" + id + "/verify", map[string]any{"project_id": "a-proj"}, core.StatusVerified},
+		{core.VerdictFreeze, "/admin/v1/qa/" + id + "/freeze?project_id=a-proj", nil, core.StatusFrozen},
+		{core.VerdictDeprecate, "/admin/v1/qa/" + id + "/deprecate?project_id=a-proj", nil, core.StatusDeprecated},
+		{core.VerdictReactivate, "/admin/v1/qa/" + id + "/reactivate", map[string]any{"project_id": "a-proj"}, core.StatusActive},
+	}
+	before := "candidate"
+	for _, st := range steps {
+		var rr wire.RecordResponse
+		e.must(200, keyAdmin, "POST", st.path, st.body).decode(t, &rr)
+		if rr.Record.Status != st.want {
+			t.Fatalf("%s: status %s, want %s", st.verdict, rr.Record.Status, st.want)
+		}
+		var found bool
+		for _, en := range e.team.auditEntries() {
+			if en.Action == string(st.verdict) && en.QAID == id && en.KeyID == "admin" &&
+				en.Before["status"] == before && en.After["status"] == string(st.want) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no %s audit entry %s → %s", st.verdict, before, st.want)
+		}
+		before = string(st.want)
+	}
+	ms := e.must(200, keyAgentA, "POST", "/v1/qa/search", map[string]any{"project_id": "a-proj", "query": "list open ports"})
+	if !strings.Contains(string(ms.body), id) {
+		t.Errorf("a reactivated QA is not found: %s", ms.body)
+	}
+	e.must(403, keyAgentA, "POST", "/admin/v1/qa/"+id+"/verify", map[string]any{"project_id": "a-proj"})
+	e.must(400, keyAdmin, "POST", "/admin/v1/qa/"+id+"/verify", nil)
+	e.must(400, keyAdmin, "POST", "/admin/v1/qa/"+id+"/verify?project_id=b-proj", map[string]any{"project_id": "a-proj"})
+	e.must(404, keyAdmin, "POST", "/admin/v1/qa/qa-nope/verify", map[string]any{"project_id": "a-proj"})
+}

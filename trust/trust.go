@@ -657,9 +657,10 @@ func (m *Model) SetStatus(st *State, s core.Status, now time.Time) {
 
 // SetStatusEffects is SetStatus returning the creator-record effects of the
 // verdict: verified counts for the creator (once), deprecated against it
-// (once, unless the QA once had ≥ 5 passers). Verified, frozen and
-// deprecated are sticky until a human changes them; verified and active
-// clear the change detector.
+// (once, unless the QA once had ≥ 5 passers), and a human who brings a QA
+// back (verified or active) takes the deprecation's debit back. Verified,
+// frozen and deprecated are sticky until a human changes them; verified
+// and active clear the change detector.
 func (m *Model) SetStatusEffects(st *State, s core.Status, now time.Time) Effects {
 	st.Status = s
 	st.HumanLocked = s == core.StatusVerified || s == core.StatusFrozen || s == core.StatusDeprecated
@@ -667,6 +668,10 @@ func (m *Model) SetStatusEffects(st *State, s core.Status, now time.Time) Effect
 	switch s {
 	case core.StatusVerified, core.StatusActive:
 		st.CUSUM, st.StaleBy = 0, ""
+		if st.Rejected {
+			st.Rejected = false
+			eff.Creator.Rejected = -1
+		}
 		if s == core.StatusVerified && !st.Proven {
 			st.Proven = true
 			eff.Creator.Proven = 1

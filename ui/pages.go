@@ -389,29 +389,20 @@ func lastTime(pts []trustPoint) time.Time {
 	return pts[len(pts)-1].T
 }
 
-// verdicts maps the page's actions to the status a human sets.
-var verdicts = map[string]core.Status{
-	"verify":     core.StatusVerified,
-	"freeze":     core.StatusFrozen,
-	"deprecate":  core.StatusDeprecated,
-	"reactivate": core.StatusActive,
-}
-
-// verdict applies a human verdict through PATCH /admin/v1/qa/{id}.
+// verdict applies a human verdict through its admin route, POST
+// /admin/v1/qa/{id}/{verdict} (audited under the verdict's name).
 func (h *Handler) verdict(w http.ResponseWriter, r *http.Request, s session) {
 	p, id := r.PathValue("project"), r.PathValue("id")
-	action := r.PostFormValue("action")
-	st, ok := verdicts[action]
-	if !ok {
+	action := core.Verdict(r.PostFormValue("action"))
+	if _, ok := action.Status(); !ok {
 		h.fail(w, r, s, http.StatusBadRequest, "Unknown action: want verify, freeze, deprecate or reactivate.")
 		return
 	}
-	body := core.PatchRequest{ProjectID: p, QAID: id, Status: &st}
-	if err := h.api(r, s, http.MethodPatch, "/admin/v1/qa/"+url.PathEscape(id), body, nil); err != nil {
+	if err := h.api(r, s, http.MethodPost, wire.VerdictPath(id, action), wire.VerdictRequest{ProjectID: p}, nil); err != nil {
 		h.apiFail(w, r, s, err)
 		return
 	}
-	http.Redirect(w, r, qaURL(p, id)+"?done="+action, http.StatusSeeOther)
+	http.Redirect(w, r, qaURL(p, id)+"?done="+string(action), http.StatusSeeOther)
 }
 
 // edit changes the answer and tags through PATCH /admin/v1/qa/{id}.

@@ -251,12 +251,14 @@ func TestVerdictsGoThroughTheAdminAPIWithCSRF(t *testing.T) {
 	}
 	var au wire.AuditResponse
 	e.apiJSON(adminSecret, "GET", "/admin/v1/audit?project_id="+project+"&qa_id="+e.qa+"&key_id=ops", nil, &au)
-	if len(au.Entries) != 2 || au.Entries[0].Action != "patch" || au.Entries[0].After["status"] != "frozen" {
-		t.Fatalf("audit of ops on the QA: %+v, want the two patches", au.Entries)
+	// The verdict goes through its own route (audited as freeze), the edit
+	// through PATCH.
+	if len(au.Entries) != 2 || au.Entries[0].Action != "freeze" || au.Entries[0].After["status"] != "frozen" || au.Entries[1].Action != "patch" {
+		t.Fatalf("audit of ops on the QA: %+v, want freeze then patch", au.Entries)
 	}
 	_, _, body = e.do(c, "GET", "/ui/audit?project="+project+"&key=ops", nil)
-	if strings.Count(body, `data-action="patch" data-key="ops"`) != 2 || strings.Contains(body, `data-key="ci"`) {
-		t.Error("audit page filtered by key ops does not show exactly its two patches")
+	if !strings.Contains(body, `data-action="freeze" data-key="ops"`) || strings.Count(body, `data-action="patch" data-key="ops"`) != 1 || strings.Contains(body, `data-key="ci"`) {
+		t.Error("audit page filtered by key ops does not show exactly its verdict and its edit")
 	}
 
 	// A cookie holding an agent key gets the API's 403 and changes nothing.

@@ -16,6 +16,7 @@
 package wire
 
 import (
+	"net/url"
 	"time"
 
 	"github.com/memex-dev/memex/core"
@@ -125,13 +126,25 @@ type InjectResponse struct {
 // reason says why (one of the Reason constants).
 type HitResponse = core.HitResult
 
-// RecordResponse wraps a record: validate, get, patch. Applied is false
+// RecordResponse wraps a record: validate, get, patch, a verdict. Applied is false
 // when a validation was stored in the audit log only; Reason says why (one
 // of the Reason constants). Get and patch leave both out.
 type RecordResponse struct {
 	Record  core.Record `json:"record"`
 	Applied *bool       `json:"applied,omitempty"`
 	Reason  string      `json:"reason,omitempty"`
+}
+
+// VerdictRequest is the optional body of POST /admin/v1/qa/{qa_id}/{verdict}
+// (project_id may come as a query parameter instead).
+type VerdictRequest struct {
+	ProjectID string `json:"project_id,omitempty"`
+}
+
+// VerdictPath is the route of a human verdict on a QA:
+// /admin/v1/qa/{qa_id}/{verdict}, the id path-escaped.
+func VerdictPath(qaID string, v core.Verdict) string {
+	return RouteAdminQA + "/" + url.PathEscape(qaID) + "/" + string(v)
 }
 
 // Why a report (hit or validation) was stored in the audit log only: the

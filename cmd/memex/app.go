@@ -79,7 +79,7 @@ func commands() []command {
 	return []command{
 		{"run", "run an agent with memory (pre → run → post)", cmdRun},
 		{"search", "search the memory", cmdSearch},
-		{"qa", "manage QAs: list, show, add, validate, deprecate, delete, export, import", cmdQA},
+		{"qa", "manage QAs: list, show, add, validate, verify, freeze, deprecate, reactivate, delete, export, import", cmdQA},
 		{"note", "scoped notes (conversation, user, project, global): add, put, get, list, search, rm, clear", cmdNote},
 		{"export", "write memory out: --format md (trusted QAs into CLAUDE.md / AGENTS.md / GEMINI.md) or jsonl", cmdExport},
 		{"import", "read memory in as candidates: --format md (Markdown notes) or jsonl", cmdImport},

@@ -25,7 +25,10 @@ Subcommands:
   show <qa_id>            show one QA (--json: {"record": ...})
   add                     add a QA by hand: --question, --answer [--tags a,b] [--summary]
   validate <qa_id> pass|fail   record a strong human verdict
-  deprecate <qa_id>       deprecate a QA (a sticky human verdict)
+  verify <qa_id>          a human verified it: trusted and injected as verified (sticky)
+  freeze <qa_id>          freeze it: every report is ignored until a human reactivates it
+  deprecate <qa_id>       deprecate it: never injected again (sticky)
+  reactivate <qa_id>      undo a deprecation, freeze or verification: the evidence decides again
   delete <qa_id>          delete a QA
   export [-o FILE]        write every QA of the project as JSONL
   import FILE|-           read JSONL: full records, or {question, answer[, qa_id, tags, status]} lines`
@@ -34,6 +37,7 @@ const qaExamples = `  memex qa list --status candidate
   memex qa show qa-7f3k --json
   memex qa add --question "How do I run one Go test?" --answer "go test -run '^TestName$' ./pkg"
   memex qa validate qa-7f3k pass
+  memex qa verify qa-7f3k
   memex qa export -o backup.jsonl && memex qa import --project other backup.jsonl`
 
 // humanID is the evidence source of a verdict given at the terminal.
@@ -47,7 +51,7 @@ func asHuman(ctx context.Context) context.Context {
 
 func cmdQA(ctx context.Context, a *app, args []string) error {
 	if len(args) == 0 {
-		return usagef("qa: no subcommand (list, show, add, validate, deprecate, delete, export, import)")
+		return usagef("qa: no subcommand (list, show, add, validate, verify, freeze, deprecate, reactivate, delete, export, import)")
 	}
 	sub, rest := args[0], args[1:]
 	switch sub {
@@ -63,8 +67,8 @@ func cmdQA(ctx context.Context, a *app, args []string) error {
 		return qaAdd(ctx, a, rest)
 	case "validate":
 		return qaValidate(ctx, a, rest)
-	case "deprecate":
-		return qaDeprecate(ctx, a, rest)
+	case "verify", "freeze", "deprecate", "reactivate":
+		return qaVerdict(ctx, a, core.Verdict(sub), rest)
 	case "delete":
 		return qaDelete(ctx, a, rest)
 	case "export":
@@ -72,7 +76,7 @@ func cmdQA(ctx context.Context, a *app, args []string) error {
 	case "import":
 		return qaImport(ctx, a, rest)
 	}
-	return usagef("qa: unknown subcommand %q (list, show, add, validate, deprecate, delete, export, import)", sub)
+	return usagef("qa: unknown subcommand %q (list, show, add, validate, verify, freeze, deprecate, reactivate, delete, export, import)", sub)
 }
 
 func qaList(ctx context.Context, a *app, args []string) error {
@@ -263,9 +267,13 @@ func qaValidate(ctx context.Context, a *app, args []string) error {
 	return nil
 }
 
-func qaDeprecate(ctx context.Context, a *app, args []string) error {
-	fs, g := a.newFlagSet("qa deprecate", "qa deprecate [flags] <qa_id>", "  memex qa deprecate qa-7f3k")
-	pos, err := oneID(args, "qa deprecate", 1, func(x []string) ([]string, error) { return a.parseFlags(fs, x) })
+// qaVerdict gives the human verdict v (verify, freeze, deprecate,
+// reactivate) on one QA through the store's Patcher: the ledger's Verdict
+// rule on the local store, POST /admin/v1/qa/{id}/{verdict} over http.
+func qaVerdict(ctx context.Context, a *app, v core.Verdict, args []string) error {
+	name := "qa " + string(v)
+	fs, g := a.newFlagSet(name, name+" [flags] <qa_id>", "  memex "+name+" qa-7f3k")
+	pos, err := oneID(args, name, 1, func(x []string) ([]string, error) { return a.parseFlags(fs, x) })
 	if err != nil {
 		return err
 	}
@@ -278,12 +286,12 @@ func qaDeprecate(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	st := core.StatusDeprecated
+	st, _ := v.Status()
 	rec, err := p.Patch(asHuman(ctx), core.PatchRequest{ProjectID: s.project, QAID: pos[0], Status: &st, EventID: engine.NewID("ev")})
 	if err != nil {
-		return fmt.Errorf("qa deprecate %s: %w", pos[0], err)
+		return fmt.Errorf("%s %s: %w", name, pos[0], err)
 	}
-	fmt.Fprintf(a.stdout, "%s: %s\n", rec.QAID, rec.Status)
+	fmt.Fprintf(a.stdout, "%s: %s (%s, trust %.2f)\n", rec.QAID, rec.Status, rec.Level, rec.TrustScore)
 	return nil
 }
 

@@ -523,12 +523,12 @@ trusted = true
 	}
 	var au wire.AuditResponse
 	a.call(admin, "GET", "/admin/v1/audit?project_id="+project+"&qa_id="+target+"&key_id=ops", nil, &au)
-	if len(au.Entries) != 1 || au.Entries[0].Action != "patch" || au.Entries[0].After["status"] != "verified" {
-		t.Fatalf("audit of ops on %s: %+v, want one patch to verified", target, au.Entries)
+	if len(au.Entries) != 1 || au.Entries[0].Action != "verify" || au.Entries[0].After["status"] != "verified" {
+		t.Fatalf("audit of ops on %s: %+v, want one verify", target, au.Entries)
 	}
 	b.open(base + "/ui/audit?project=" + project + "&key=ops")
-	if n := eval[int](b, fmt.Sprintf(`document.querySelectorAll('#audit tr[data-action="patch"][data-key="ops"][data-qa=%q]').length`, target)); n != 1 {
-		t.Errorf("audit page filtered by key ops shows %d patches of %s, want 1", n, target)
+	if n := eval[int](b, fmt.Sprintf(`document.querySelectorAll('#audit tr[data-action="verify"][data-key="ops"][data-qa=%q]').length`, target)); n != 1 {
+		t.Errorf("audit page filtered by key ops shows %d verdicts of %s, want 1", n, target)
 	}
 	if n := eval[int](b, `document.querySelectorAll('#audit tr[data-key="ci"]').length`); n != 0 {
 		t.Errorf("audit page filtered by key ops shows %d entries of ci", n)
@@ -618,8 +618,8 @@ func TestDashboardInBrowserOnLocalStore(t *testing.T) {
 		t.Fatalf("after the click the store says %s", r.Status)
 	}
 	b.open(base + "/ui/audit?project=test")
-	if n := eval[int](b, fmt.Sprintf(`document.querySelectorAll('#audit tr[data-action="patch"][data-key="local"][data-qa=%q]').length`, ids[2])); n != 1 {
-		t.Errorf("audit page shows %d patches of %s by local, want 1", n, ids[2])
+	if n := eval[int](b, fmt.Sprintf(`document.querySelectorAll('#audit tr[data-action="deprecate"][data-key="local"][data-qa=%q]').length`, ids[2])); n != 1 {
+		t.Errorf("audit page shows %d deprecations of %s by local, want 1", n, ids[2])
 	}
 	b.open(base + "/ui/runs?project=test")
 	if errs := b.errors(); len(errs) > 0 {

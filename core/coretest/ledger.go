@@ -37,7 +37,7 @@ type OpenFunc func(t *testing.T, f Flavour) core.MemoryPlugin
 // RunLedger runs the cases that pin the domain rules of trust/ledger on a
 // store, in both flavours: quarantine, the creator's own reports, import
 // normalisation, dedup by content hash, a duplicate's evidence, a human
-// verdict's credit, who may vote on a global QA, and receipts where the
+// verdict's credit, what each human verdict does, who may vote on a global QA, and receipts where the
 // store keeps them. Every store runs it, so a rule broken in the ledger
 // fails here on each of them.
 func RunLedger(t *testing.T, open OpenFunc) {
@@ -55,6 +55,7 @@ func RunLedger(t *testing.T, open OpenFunc) {
 		{"VerdictCreditsCreator", testVerdictCreditsCreator},
 		{"VoteOnGlobalQA", testVoteOnGlobal},
 		{"Receipts", testReceipts},
+		{"HumanVerdicts", testHumanVerdicts},
 	}
 	for _, f := range []Flavour{Team, Single} {
 		for _, tc := range tests {

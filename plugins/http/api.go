@@ -321,8 +321,10 @@ func (s *Store) Delete(ctx context.Context, projectID, qaID string) error {
 	return nil
 }
 
-// Patch implements core.Patcher (PATCH /admin/v1/qa/{qa_id}): a human
-// verdict or edit. Never spooled.
+// Patch implements core.Patcher: a human verdict or edit. A status change
+// alone that is a human verdict goes to its own route (POST
+// /admin/v1/qa/{qa_id}/{verdict}, audited under the verdict's name);
+// anything else is PATCH /admin/v1/qa/{qa_id}. Never spooled.
 func (s *Store) Patch(ctx context.Context, req core.PatchRequest) (core.Record, error) {
 	const op = "patch"
 	if err := req.Validate(); err != nil {
@@ -331,12 +333,19 @@ func (s *Store) Patch(ctx context.Context, req core.PatchRequest) (core.Record, 
 	if req.EventID == "" {
 		req.EventID = newKey()
 	}
-	body, err := encode(op, req)
+	c := call{op: op, method: http.MethodPatch, path: qaPath(wire.RouteAdminQA, req.QAID),
+		query: projectQuery(req.ProjectID), key: req.EventID}
+	var err error
+	if v, ok := verdictOnly(req); ok {
+		c.method, c.path = http.MethodPost, wire.VerdictPath(req.QAID, v)
+		c.body, err = encode(op, wire.VerdictRequest{ProjectID: req.ProjectID})
+	} else {
+		c.body, err = encode(op, req)
+	}
 	if err != nil {
 		return core.Record{}, err
 	}
-	resp, err := s.write(ctx, call{op: op, method: http.MethodPatch, path: qaPath(wire.RouteAdminQA, req.QAID),
-		query: projectQuery(req.ProjectID), body: body, key: req.EventID}, "")
+	resp, err := s.write(ctx, c, "")
 	if err != nil {
 		return core.Record{}, err
 	}
@@ -348,6 +357,15 @@ func (s *Store) Patch(ctx context.Context, req core.PatchRequest) (core.Record, 
 		return s.Get(ctx, req.ProjectID, req.QAID)
 	}
 	return ans.rec, nil
+}
+
+// verdictOnly is the human verdict req gives when it changes nothing but
+// the status.
+func verdictOnly(req core.PatchRequest) (core.Verdict, bool) {
+	if req.Status == nil || req.Answer != nil || req.Summary != nil || req.Tags != nil {
+		return "", false
+	}
+	return core.VerdictFor(*req.Status)
 }
 
 // Expire implements core.Expirer (POST /v1/qa/expire {batch_size, now}).

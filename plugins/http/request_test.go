@@ -81,6 +81,11 @@ func TestRequestShape(t *testing.T) {
 			_, err := s.Patch(ctx, core.PatchRequest{ProjectID: "acme", QAID: "qa-1", Status: &st, Answer: &ans, EventID: "ev-patch"})
 			return err
 		}, "PATCH", "/base/admin/v1/qa/qa-1", "project_id=acme", true, map[string]any{"status": "verified", "answer": "use a sync.Map", "event_id": "ev-patch"}},
+		{"verdict", `{"record":{"qa_id":"qa-1","status":"active"}}`, func(ctx context.Context, s *Store) error {
+			active := core.StatusActive
+			_, err := s.Patch(ctx, core.PatchRequest{ProjectID: "acme", QAID: "qa-1", Status: &active, EventID: "ev-verdict"})
+			return err
+		}, "POST", "/base/admin/v1/qa/qa-1/reactivate", "project_id=acme", true, map[string]any{"project_id": "acme"}},
 		{"expire", `{"expired":3}`, func(ctx context.Context, s *Store) error {
 			_, err := s.Expire(ctx, time.Now(), 50)
 			return err
