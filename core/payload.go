@@ -187,10 +187,17 @@ func (r HitRequest) Validate() error {
 // applied. A service that checks receipts may keep some references in its
 // audit log only: Ignored counts them and Reason says why (the check that
 // refused them, docs/API.md).
+//
+// NotCovered maps the references a store did not count because the
+// principal's project patterns do not cover the QA's own project (a
+// global QA, or one shared with the caller's project: SPEC §5.4) to that
+// owner project, so the service can refuse and audit each under its
+// owner. It is not part of the answer on the wire.
 type HitResult struct {
-	Updated int    `json:"updated"`
-	Ignored int    `json:"ignored,omitempty"`
-	Reason  string `json:"reason,omitempty"`
+	Updated    int               `json:"updated"`
+	Ignored    int               `json:"ignored,omitempty"`
+	Reason     string            `json:"reason,omitempty"`
+	NotCovered map[string]string `json:"-"`
 }
 
 // CandidateRequest is POST /v1/qa/candidates.

@@ -295,6 +295,17 @@ func (s *Server) hit(c echo.Context) error {
 		}
 		resp.Updated = res.Updated
 		for _, ref := range req.References {
+			if owner, ok := res.NotCovered[ref.QAID]; ok {
+				// A global QA or one shared with the key's project, whose
+				// own project the key does not cover: not counted, and
+				// audited under its owner (SPEC §5.4).
+				resp.Ignored++
+				resp.Reason = firstNonEmpty(resp.Reason, wire.ReasonOtherOwner)
+				s.audit(ctx, core.AuditEntry{KeyID: callerOf(c).id, ProjectID: owner, QAID: ref.QAID, Action: "hit",
+					RunID: req.RunID, ReceiptID: req.ReceiptID, Weight: 0,
+					After: map[string]any{"applied": false, "reason": wire.ReasonOtherOwner, "from_project": req.ProjectID}})
+				continue
+			}
 			if ref.Shown {
 				s.metrics.hits.Inc()
 			}

@@ -403,11 +403,11 @@ func TestIsolationMatrix(t *testing.T) {
 			}
 		})
 	}
-	// Votes on QAs a key reads but does not own (a global QA, one shared
-	// with its project) count only when its patterns cover the QA's own
-	// project (SPEC §5.4); a refused one is audited under the owner, so
-	// the owner sees who tried to change its QA. The last row is the
-	// control: the same vote by a key that covers the owner counts.
+	// Votes and hits on QAs a key reads but does not own (a global QA, one
+	// shared with its project) count only when its patterns cover the QA's
+	// own project (SPEC §5.4); a refused one is audited under the owner, so
+	// the owner sees who tried to change its QA. The last rows are the
+	// controls: the same report by a key that covers the owner counts.
 	glob := e.addQA(keyAdmin, "global", "How to tame the global caracal?", "caracal tame --gently")
 	sharedQA := func(owner, with, question, answer string) string {
 		var res core.CandidateResult
@@ -418,32 +418,53 @@ func TestIsolationMatrix(t *testing.T) {
 	sharedByB := sharedQA("b-proj", "a-proj", "How to feed the shared caracal?", "caracal feed --twice")
 	sharedByA := sharedQA("a-proj", "b-proj", "How to groom the shared caracal?", "caracal groom --softly")
 	lanes := []struct {
-		name           string
+		name, action   string
 		key            Key
 		project, query string
 		qa, owner      string
 		applied        bool
 	}{
-		{"vote on a global QA, key without global", keyAgentB, "b-proj", "tame caracal", glob, "global", false},
-		{"vote on B's QA shared with A", keyAgentA, "a-proj", "feed caracal", sharedByB, "b-proj", false},
-		{"vote on A's QA shared with B, as B", keyAgentB, "b-proj", "groom caracal", sharedByA, "a-proj", false},
-		{"vote on a global QA, key with global", keyAgentA, "a-proj", "tame caracal", glob, "global", true},
+		{"vote on a global QA, key without global", "validate", keyAgentB, "b-proj", "tame caracal", glob, "global", false},
+		{"vote on B's QA shared with A", "validate", keyAgentA, "a-proj", "feed caracal", sharedByB, "b-proj", false},
+		{"vote on A's QA shared with B, as B", "validate", keyAgentB, "b-proj", "groom caracal", sharedByA, "a-proj", false},
+		{"hit on a global QA, key without global", "hit", keyAgentB, "b-proj", "tame caracal", glob, "global", false},
+		{"hit on B's QA shared with A", "hit", keyAgentA, "a-proj", "feed caracal", sharedByB, "b-proj", false},
+		{"hit on A's QA shared with B, as B", "hit", keyAgentB, "b-proj", "groom caracal", sharedByA, "a-proj", false},
+		{"vote on a global QA, key with global", "validate", keyAgentA, "a-proj", "tame caracal", glob, "global", true},
+		{"hit on a global QA, key with global", "hit", keyAgentA, "a-proj", "tame caracal", glob, "global", true},
 	}
 	for _, tc := range lanes {
 		t.Run(tc.name, func(t *testing.T) {
 			before := e.record(tc.owner, tc.qa)
-			rr := e.validateAs(tc.key, tc.project, tc.qa, "fail", receiptOf(t, e.searchAs(tc.key, tc.project, tc.query), tc.qa))
-			after := e.record(tc.owner, tc.qa)
-			if *rr.Applied != tc.applied || (after.FailureCount != before.FailureCount) != tc.applied {
-				t.Errorf("applied %v (reason %q), failures %d → %d; want applied %v", *rr.Applied, rr.Reason, before.FailureCount, after.FailureCount, tc.applied)
+			rid := receiptOf(t, e.searchAs(tc.key, tc.project, tc.query), tc.qa)
+			var applied bool
+			var reason string
+			if tc.action == "hit" {
+				var hr wire.HitResponse
+				e.must(200, tc.key, "POST", "/v1/qa/hit", map[string]any{"project_id": tc.project, "receipt_id": rid,
+					"references": []map[string]any{{"qa_id": tc.qa, "shown": true, "used": true}}}).decode(t, &hr)
+				applied, reason = hr.Updated == 1 && hr.Ignored == 0, hr.Reason
+			} else {
+				rr := e.validateAs(tc.key, tc.project, tc.qa, "fail", rid)
+				applied, reason = *rr.Applied, rr.Reason
 			}
-			if !tc.applied && rr.Reason != wire.ReasonOtherOwner {
-				t.Errorf("reason %q, want %q", rr.Reason, wire.ReasonOtherOwner)
+			after := e.record(tc.owner, tc.qa)
+			changed := after.FailureCount != before.FailureCount || after.UseCount != before.UseCount || after.UsageCount != before.UsageCount
+			if applied != tc.applied || changed != tc.applied {
+				t.Errorf("applied %v (reason %q), changed %v; want applied %v", applied, reason, changed, tc.applied)
+			}
+			if !tc.applied && reason != wire.ReasonOtherOwner {
+				t.Errorf("reason %q, want %q", reason, wire.ReasonOtherOwner)
+			}
+			// A counted hit is filed where the QA was used.
+			filed := tc.owner
+			if tc.applied && tc.action == "hit" {
+				filed = tc.project
 			}
 			ents := e.team.auditEntries()
 			last := ents[len(ents)-1]
-			if last.Action != "validate" || last.QAID != tc.qa || last.ProjectID != tc.owner || last.KeyID != tc.key.ID {
-				t.Errorf("audit entry %+v, want one filed under the owner %s", last, tc.owner)
+			if last.Action != tc.action || last.QAID != tc.qa || last.ProjectID != filed || last.KeyID != tc.key.ID {
+				t.Errorf("audit entry %+v, want one filed under %s", last, filed)
 			}
 		})
 	}

@@ -168,7 +168,7 @@ const (
 	ReasonNotServed = "qa_not_served_by_receipt"
 	// ReasonOtherOwner: the key's project patterns do not cover the QA's
 	// own project (a global QA, or one another project shares with the
-	// key's): it may read the QA but not vote on it.
+	// key's): it may read the QA but not vote on it, nor count a hit.
 	ReasonOtherOwner = "qa_owner_not_covered"
 	// ReasonNotCounted: the store counted nothing — the creator's own
 	// report on its QA (SPEC §5.1), or any report on a frozen QA.

@@ -2,6 +2,7 @@ package coretest
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -54,6 +55,7 @@ func RunLedger(t *testing.T, open OpenFunc) {
 		{"DuplicateEvidence", testDuplicateEvidence},
 		{"VerdictCreditsCreator", testVerdictCreditsCreator},
 		{"VoteOnGlobalQA", testVoteOnGlobal},
+		{"HitOnOtherOwnersQA", testHitOnOtherOwners},
 		{"Receipts", testReceipts},
 		{"HumanVerdicts", testHumanVerdicts},
 	}
@@ -371,6 +373,39 @@ func testVoteOnGlobal(t *testing.T, p core.MemoryPlugin, _ Flavour) {
 	r, err := p.RecordValidation(wide, core.ValidateRequest{ProjectID: projA, QAID: res.QAID, Result: "fail", SignalStrength: "strong"})
 	if err != nil || r.FailureCount != 1 {
 		t.Errorf("a key covering the global project: %+v, %v; want its vote counted", r.FailureCount, err)
+	}
+}
+
+// testHitOnOtherOwners: a hit, like a vote, counts only on a QA whose own
+// project the key covers; a global QA or one shared with the key's
+// project is reported back as not covered, with its owner.
+func testHitOnOtherOwners(t *testing.T, p core.MemoryPlugin, _ Flavour) {
+	glob, err := p.RecordCandidate(as(t, "creator"), core.CandidateRequest{ProjectID: core.GlobalProject, Question: "How to wake the tasmanian devil", Answer: "devil wake --slowly"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared, err := p.RecordCandidate(as(t, "creator"), core.CandidateRequest{ProjectID: projB, Question: "How to feed the tasmanian devil", Answer: "devil feed --meat", SharedProjects: []string{projA}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owners := map[string]string{glob.QAID: core.GlobalProject, shared.QAID: projB}
+	refs := []core.HitRef{{QAID: glob.QAID, Shown: true, Used: true}, {QAID: shared.QAID, Shown: true, Used: true}}
+	narrow := core.WithPrincipal(t.Context(), core.Principal{ID: "key-a", Projects: []string{projA}})
+	res, err := p.RecordHit(narrow, core.HitRequest{ProjectID: projA, References: refs})
+	if err != nil || res.Updated != 0 || !maps.Equal(res.NotCovered, owners) {
+		t.Errorf("a key of %s only hit QAs it does not own: %+v, %v; want nothing counted, not covered %v", projA, res, err, owners)
+	}
+	if g, ok := core.As[core.Getter](p); ok {
+		for id, owner := range owners {
+			if r := get(t, g, owner, id); r.UsageCount != 0 || r.UseCount != 0 {
+				t.Errorf("the refused hit on %s counted: usage %d, use %d", owner, r.UsageCount, r.UseCount)
+			}
+		}
+	}
+	wide := core.WithPrincipal(t.Context(), core.Principal{ID: "key-b", Projects: []string{"proj-*", core.GlobalProject}})
+	res, err = p.RecordHit(wide, core.HitRequest{ProjectID: projA, References: refs})
+	if err != nil || res.Updated != 2 || len(res.NotCovered) != 0 {
+		t.Errorf("a key covering the owners: %+v, %v; want both hits counted", res, err)
 	}
 }
 

@@ -647,7 +647,7 @@ func testIdempotency(t *testing.T, newPlugin NewFunc) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h1 != h2 {
+	if !cmp.Equal(h1, h2) {
 		t.Errorf("repeated hit event: %+v then %+v", h1, h2)
 	}
 	if g, ok := core.As[core.Getter](p); ok {

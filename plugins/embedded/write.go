@@ -264,7 +264,7 @@ func (s *Store) RecordHit(ctx context.Context, req core.HitRequest) (core.HitRes
 	now := s.cfg.clock().UTC()
 	var out core.HitResult
 	err := s.update(ctx, "record hit", func(tx *bolt.Tx) (err error) {
-		out, err = s.hitTx(tx, req, now)
+		out, err = s.hitTx(ctx, tx, req, now)
 		return err
 	})
 	if err != nil {
@@ -273,8 +273,9 @@ func (s *Store) RecordHit(ctx context.Context, req core.HitRequest) (core.HitRes
 	return out, nil
 }
 
-// hitTx is RecordHit's transaction body.
-func (s *Store) hitTx(tx *bolt.Tx, req core.HitRequest, now time.Time) (core.HitResult, error) {
+// hitTx is RecordHit's transaction body. A reference to a QA whose owner
+// the principal does not cover is not counted (ledger.MayHit).
+func (s *Store) hitTx(ctx context.Context, tx *bolt.Tx, req core.HitRequest, now time.Time) (core.HitResult, error) {
 	var out core.HitResult
 	err := func() error {
 		var ek []byte
@@ -292,8 +293,10 @@ func (s *Store) hitTx(tx *bolt.Tx, req core.HitRequest, now time.Time) (core.Hit
 			if err != nil {
 				return err
 			}
-			if st == nil || !ledger.Visible(st.Rec.ProjectID, st.Rec.SharedProjects, req.ProjectID) ||
-				!s.ledger.Hit(&st.Rec, ref, now) {
+			if st == nil || !ledger.Visible(st.Rec.ProjectID, st.Rec.SharedProjects, req.ProjectID) {
+				continue
+			}
+			if !ledger.MayHit(ctx, &out, ref.QAID, st.Rec.ProjectID) || !s.ledger.Hit(&st.Rec, ref, now) {
 				continue
 			}
 			if err := putStored(tx, st); err != nil {
@@ -331,7 +334,7 @@ func (s *Store) RecordRun(ctx context.Context, r core.RunReport) (core.RunRecord
 	err := s.update(ctx, "record run", func(tx *bolt.Tx) error {
 		out = core.RunRecords{}
 		if r.Hit != nil {
-			h, err := s.hitTx(tx, *r.Hit, now)
+			h, err := s.hitTx(ctx, tx, *r.Hit, now)
 			if err != nil {
 				return fmt.Errorf("hit: %w", err)
 			}

@@ -13,7 +13,8 @@ import (
 
 // RecordHit counts shown/used references; trust never changes. The
 // references are grouped by the project that owns each QA, and each group
-// is one atomic, deduplicated write.
+// is one atomic, deduplicated write. A reference to a QA whose owner the
+// principal does not cover is not counted (ledger.MayHit).
 func (s *Store) RecordHit(ctx context.Context, req core.HitRequest) (core.HitResult, error) {
 	const op = "record hit"
 	if err := req.Validate(); err != nil {
@@ -26,6 +27,7 @@ func (s *Store) RecordHit(ctx context.Context, req core.HitRequest) (core.HitRes
 	eid := eventID(req.EventID)
 	// Resolve owners once; a QA's owner does not change.
 	owners := map[string]string{}
+	var out core.HitResult
 	var order []string
 	for _, ref := range req.References {
 		if !ref.Shown && !ref.Used {
@@ -38,7 +40,7 @@ func (s *Store) RecordHit(ctx context.Context, req core.HitRequest) (core.HitRes
 		if err != nil {
 			return core.HitResult{}, s.wrap(ctx, op, err)
 		}
-		if st == nil {
+		if st == nil || !ledger.MayHit(ctx, &out, ref.QAID, st.project) {
 			continue
 		}
 		owners[ref.QAID] = st.project
@@ -46,15 +48,14 @@ func (s *Store) RecordHit(ctx context.Context, req core.HitRequest) (core.HitRes
 			order = append(order, st.project)
 		}
 	}
-	total := 0
 	for _, owner := range order {
 		n, err := s.hitGroup(ctx, req, owner, owners, eid, now)
 		if err != nil {
 			return core.HitResult{}, err
 		}
-		total += n
+		out.Updated += n
 	}
-	return core.HitResult{Updated: total}, nil
+	return out, nil
 }
 
 func (s *Store) hitGroup(ctx context.Context, req core.HitRequest, owner string, owners map[string]string, eid string, now time.Time) (int, error) {

@@ -112,15 +112,30 @@ func (l *Ledger) Vote(ctx context.Context, runID string, res core.Result, streng
 }
 
 // MayVote returns nil when the principal in ctx may report on a QA owned by
-// owner: its project patterns cover the QA's own project (a key that reads
-// a global or shared QA from its project does not thereby vote on another
-// tenant's QA), else an error wrapping ErrOtherOwner.
+// owner — a validation or a hit: its project patterns cover the QA's own
+// project (a key that reads a global or shared QA from its project does
+// not thereby vote on, or count uses of, another tenant's QA), else an
+// error wrapping ErrOtherOwner.
 func MayVote(ctx context.Context, owner string) error {
 	p, _ := core.PrincipalFrom(ctx)
 	if p.Covers(owner) {
 		return nil
 	}
 	return fmt.Errorf("key %s, project %s: %w", p.ID, owner, ErrOtherOwner)
+}
+
+// MayHit reports whether a hit of the principal in ctx on the QA qaID,
+// owned by owner, may be counted: MayVote's rule. When not, it notes the
+// reference in res.NotCovered for the caller to refuse and audit.
+func MayHit(ctx context.Context, res *core.HitResult, qaID, owner string) bool {
+	if MayVote(ctx, owner) == nil {
+		return true
+	}
+	if res.NotCovered == nil {
+		res.NotCovered = map[string]string{}
+	}
+	res.NotCovered[qaID] = owner
+	return false
 }
 
 // Visible reports whether a QA owned by owner and shared with shared may be
