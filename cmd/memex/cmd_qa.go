@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -382,14 +383,21 @@ func qaExport(ctx context.Context, a *app, args []string) (err error) {
 const importBatch = 200
 
 // minimalKey reports whether k may appear in a minimal import line; a line
-// with any other key is a full record.
+// with any other key is a full record. A corpus line's id, lang and source
+// (as in retrieval data sets: {id, question, answer, lang, source}) make a
+// minimal line too: id is its qa_id when it has none.
 func minimalKey(k string) bool {
 	switch k {
-	case "qa_id", "question", "answer", "tags", "status", "summary":
+	case "qa_id", "question", "answer", "tags", "status", "summary", "id", "lang", "source":
 		return true
 	}
 	return false
 }
+
+// errEmptyAnswer is the refusal of a line whose answer is empty: a QA
+// with nothing to say teaches nothing (retrieval corpora of questions
+// alone, such as intent sets, are refused line by line and counted).
+const errEmptyAnswer = "answer: is empty (a QA needs an answer; the line is not imported)"
 
 func qaImport(ctx context.Context, a *app, args []string) error {
 	fs, g := a.newFlagSet("qa import", "qa import [flags] FILE|-", `  memex qa import backup.jsonl
@@ -426,7 +434,7 @@ imported into the current project (--project), whatever their project_id.`)
 		return err
 	}
 	defer s.close()
-	im := &importer{a: a, s: s, ctx: asHuman(ctx), progress: isTTY(a.stderr)}
+	im := &importer{a: a, s: s, ctx: asHuman(ctx), progress: isTTY(a.stderr), skip: *skip}
 	if b, ok := core.As[core.CandidateBatcher](s.store); ok {
 		im.batcher = b
 	}
@@ -448,6 +456,8 @@ type importer struct {
 	ctx      context.Context
 	importer core.Importer
 	progress bool
+
+	skip bool // report invalid lines and go on
 
 	batch             []core.Record
 	cands             []pendingCand // minimal lines waiting for a CandidateBatcher
@@ -538,14 +548,30 @@ func parseImportLine(project string, n int, raw []byte) (importLine, error) {
 	if minimal {
 		var m struct {
 			QAID     string   `json:"qa_id"`
+			ID       string   `json:"id"`
 			Question string   `json:"question"`
 			Answer   string   `json:"answer"`
 			Summary  string   `json:"summary"`
 			Tags     []string `json:"tags"`
 			Status   string   `json:"status"`
+			Lang     string   `json:"lang"`
+			Source   string   `json:"source"`
 		}
 		if err := json.Unmarshal(raw, &m); err != nil {
 			return importLine{}, bad("%s", fieldMsg(err))
+		}
+		if strings.TrimSpace(m.Answer) == "" && strings.TrimSpace(m.Question) != "" {
+			return importLine{}, bad(errEmptyAnswer)
+		}
+		if m.QAID == "" {
+			m.QAID = m.ID
+		}
+		var md map[string]any
+		if m.Lang != "" {
+			md = map[string]any{"lang": m.Lang}
+		}
+		if m.Source == "" {
+			m.Source = "import"
 		}
 		var out importLine
 		if m.Status != "" {
@@ -556,7 +582,7 @@ func parseImportLine(project string, n int, raw []byte) (importLine, error) {
 			out.status = st
 		}
 		req := core.CandidateRequest{ProjectID: project, QAID: m.QAID, Question: m.Question, Answer: m.Answer,
-			Summary: m.Summary, Tags: m.Tags, Source: "import", EventID: engine.NewID("ev")}
+			Summary: m.Summary, Tags: m.Tags, Metadata: md, Source: m.Source, EventID: engine.NewID("ev")}
 		if err := req.Validate(); err != nil {
 			return importLine{}, bad("%v", err)
 		}
@@ -568,6 +594,12 @@ func parseImportLine(project string, n int, raw []byte) (importLine, error) {
 		return importLine{}, bad("%s", fieldMsg(err))
 	}
 	rec.ProjectID = project
+	if strings.TrimSpace(rec.Answer) == "" && strings.TrimSpace(rec.Question) != "" {
+		return importLine{}, bad(errEmptyAnswer)
+	}
+	if rec.QAID == "" {
+		_ = json.Unmarshal(keys["id"], &rec.QAID) // a corpus line's id
+	}
 	if rec.QAID == "" {
 		return importLine{}, bad("qa_id: is required in a full record")
 	}
@@ -609,28 +641,40 @@ func (im *importer) line(n int, raw []byte) error {
 		if err := im.flushCands(); err != nil { // keep the order of the lines
 			return err
 		}
-		res, err := im.s.store.RecordCandidate(im.ctx, *l.cand)
-		switch {
-		case errors.Is(err, core.ErrInvalid), errors.Is(err, core.ErrSecret), errors.Is(err, core.ErrTooLarge):
-			// The store refused this line (its messages carry no text).
-			return &lineError{line: n, msg: err.Error()}
-		case err != nil:
+		return im.one(n, *l.cand, l.status)
+	}
+	return nil
+}
+
+// refused reports whether err is the store refusing one request (its
+// messages carry no text of the line): the line is invalid, the rest of
+// the import goes on.
+func refused(err error) bool {
+	return errors.Is(err, core.ErrInvalid) || errors.Is(err, core.ErrSecret) || errors.Is(err, core.ErrTooLarge) ||
+		errors.Is(err, core.ErrConflict)
+}
+
+// one records minimal line n as a candidate, then sets its status.
+func (im *importer) one(n int, req core.CandidateRequest, status core.Status) error {
+	res, err := im.s.store.RecordCandidate(im.ctx, req)
+	switch {
+	case err != nil && refused(err):
+		return &lineError{line: n, msg: err.Error()}
+	case err != nil:
+		return fmt.Errorf("qa import: line %d: %w", n, err)
+	}
+	if res.DeduplicatedInto != "" {
+		im.dups++
+		return nil
+	}
+	im.added++
+	if status != "" && status != core.StatusCandidate {
+		p, err := capability[core.Patcher](im.s, "set a QA's status")
+		if err != nil {
 			return fmt.Errorf("qa import: line %d: %w", n, err)
 		}
-		if res.DeduplicatedInto != "" {
-			im.dups++
-			return nil
-		}
-		im.added++
-		if l.status != "" && l.status != core.StatusCandidate {
-			p, err := capability[core.Patcher](im.s, "set a QA's status")
-			if err != nil {
-				return fmt.Errorf("qa import: line %d: %w", n, err)
-			}
-			st := l.status
-			if _, err := p.Patch(im.ctx, core.PatchRequest{ProjectID: im.s.project, QAID: res.QAID, Status: &st, EventID: engine.NewID("ev")}); err != nil {
-				return fmt.Errorf("qa import: line %d: %w", n, err)
-			}
+		if _, err := p.Patch(im.ctx, core.PatchRequest{ProjectID: im.s.project, QAID: res.QAID, Status: &status, EventID: engine.NewID("ev")}); err != nil {
+			return fmt.Errorf("qa import: line %d: %w", n, err)
 		}
 	}
 	return nil
@@ -657,12 +701,28 @@ func (im *importer) flushCands() error {
 		reqs[i] = c.req
 	}
 	res, err := im.batcher.RecordCandidates(im.ctx, reqs)
+	if err != nil && refused(err) {
+		// The store refused a line of the batch: record the batch line by
+		// line, so every valid line is kept and each refusal names its own.
+		pending := slices.Clone(im.cands)
+		im.cands = im.cands[:0]
+		for _, c := range pending {
+			err := im.one(c.line, c.req, "")
+			var le *lineError
+			if err == nil || !errors.As(err, &le) || !im.skip {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			im.bad++
+			fmt.Fprintf(im.a.stderr, "memex: qa import: %v (skipped)\n", err)
+		}
+		return nil
+	}
 	if err != nil {
 		first := im.cands[0].line
 		im.cands = im.cands[:0]
-		if errors.Is(err, core.ErrInvalid) || errors.Is(err, core.ErrSecret) || errors.Is(err, core.ErrTooLarge) {
-			return &lineError{line: first, msg: "in the batch starting here: " + err.Error()}
-		}
 		return fmt.Errorf("qa import: lines from %d: %w", first, err)
 	}
 	for _, r := range res {

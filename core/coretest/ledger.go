@@ -2,8 +2,11 @@ package coretest
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,6 +55,8 @@ func RunLedger(t *testing.T, open OpenFunc) {
 		{"ImportNormalised", testImportNormalised},
 		{"DedupByContentHash", testDedupByContentHash},
 		{"NearDuplicateSpecifics", testNearDuplicateSpecifics},
+		{"OwnIDsNeverDropped", testOwnIDsNeverDropped},
+		{"OwnIDTaken", testOwnIDTaken},
 		{"DuplicateEvidence", testDuplicateEvidence},
 		{"VerdictCreditsCreator", testVerdictCreditsCreator},
 		{"VoteOnGlobalQA", testVoteOnGlobal},
@@ -294,6 +299,109 @@ func testNearDuplicateSpecifics(t *testing.T, p core.MemoryPlugin, f Flavour) {
 					before.SuccessCount, after.SuccessCount, before.TrustScore, after.TrustScore)
 			}
 		})
+	}
+}
+
+// testOwnIDsNeverDropped runs two imports of 2,000 records at once, each
+// record with its own qa_id: the same texts in both, near duplicates of
+// one another within each. Every record is kept under its id.
+func testOwnIDsNeverDropped(t *testing.T, p core.MemoryPlugin, _ Flavour) {
+	g := mustGetter(t, p)
+	const n = 2000
+	batcher, batched := core.As[core.CandidateBatcher](p)
+	req := func(imp string, i int) core.CandidateRequest {
+		return core.CandidateRequest{ProjectID: projA, QAID: fmt.Sprintf("%s-%04d", imp, i), Source: "import",
+			Question: fmt.Sprintf("How do I configure the widget number %d for the deployment?", i%40),
+			Answer:   fmt.Sprintf("Set the widget number %d in the deployment config and run the deploy.", i%40)}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	for _, imp := range []string{"imp-a", "imp-b"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < n; i += 250 {
+				if batched {
+					reqs := make([]core.CandidateRequest, 0, 250)
+					for j := i; j < i+250; j++ {
+						reqs = append(reqs, req(imp, j))
+					}
+					if _, err := batcher.RecordCandidates(as(t, "importer"), reqs); err != nil {
+						errs <- err
+						return
+					}
+					continue
+				}
+				for j := i; j < i+250; j++ {
+					if _, err := p.RecordCandidate(as(t, "importer"), req(imp, j)); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	missing := 0
+	for _, imp := range []string{"imp-a", "imp-b"} {
+		for i := range n {
+			want := req(imp, i)
+			r, err := g.Get(t.Context(), projA, want.QAID)
+			if err != nil || r.Answer != want.Answer {
+				missing++
+			}
+		}
+	}
+	if missing > 0 {
+		t.Errorf("%d of %d records with their own qa_id were not kept", missing, 2*n)
+	}
+}
+
+// testOwnIDTaken: a candidate or an imported record whose qa_id is taken.
+func testOwnIDTaken(t *testing.T, p core.MemoryPlugin, _ Flavour) {
+	g := mustGetter(t, p)
+	q, a := "How do I feed the echidna at night?", "echidna feed --night --ants"
+	orig := core.CandidateRequest{ProjectID: projA, QAID: "taken-1", Question: q, Answer: a}
+	if _, err := p.RecordCandidate(as(t, "creator"), orig); err != nil {
+		t.Fatal(err)
+	}
+	// The same line again folds into itself.
+	res, err := p.RecordCandidate(as(t, "creator"), orig)
+	if err != nil || res.QAID != "taken-1" {
+		t.Errorf("the same line again: %+v, %v; want taken-1", res, err)
+	}
+	// Other text under the id: refused, saying why.
+	other := orig
+	other.Answer = "echidna feed --day"
+	if _, err := p.RecordCandidate(as(t, "creator"), other); !errors.Is(err, core.ErrConflict) {
+		t.Errorf("another answer under a taken qa_id: err = %v, want ErrConflict", err)
+	}
+	// The id in another project: an error that says so, or (a store whose
+	// ids are per project) a QA of its own there; never the first QA
+	// changed.
+	elsewhere := core.CandidateRequest{ProjectID: projB, QAID: "taken-1", Question: "How do I wash the echidna?", Answer: "echidna wash --gently"}
+	checkOther := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			if !errors.Is(err, core.ErrConflict) || !strings.Contains(err.Error(), "another project") {
+				t.Errorf("%s under a qa_id of another project: err = %v, want ErrConflict saying it exists in another project", what, err)
+			}
+		} else if r, err := g.Get(t.Context(), projB, "taken-1"); err != nil || r.Answer != elsewhere.Answer {
+			t.Errorf("%s under a qa_id of another project: stored %+v, %v; want its own QA", what, r, err)
+		}
+		if r := get(t, g, projA, "taken-1"); r.Answer != a || r.ProjectID != projA {
+			t.Errorf("%s under a qa_id of another project changed the first QA: %q in %s", what, r.Answer, r.ProjectID)
+		}
+	}
+	_, err = p.RecordCandidate(as(t, "other"), elsewhere)
+	checkOther("a candidate", err)
+	if im, ok := core.As[core.Importer](p); ok {
+		err := im.Import(t.Context(), []core.Record{{QAID: "taken-1", ProjectID: projB, Question: elsewhere.Question, Answer: elsewhere.Answer}})
+		checkOther("an imported record", err)
 	}
 }
 

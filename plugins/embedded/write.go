@@ -165,8 +165,19 @@ func (s *Store) insertCandidate(ctx context.Context, tx *bolt.Tx, req core.Candi
 
 // findDuplicate returns the QA that req duplicates (ledger.Duplicate): the
 // one its content hash indexes, else one of the lexical matches of the
-// question.
+// question. A candidate that names its qa_id duplicates only the QA of
+// that id (ledger.ExistingID), so no search is needed.
 func (s *Store) findDuplicate(ctx context.Context, tx *bolt.Tx, req core.CandidateRequest, hash string) (*stored, error) {
+	if req.QAID != "" {
+		old, err := getStored(tx, req.QAID)
+		if err != nil || old == nil {
+			return nil, err
+		}
+		if err := ledger.ExistingID(req, hash, old.Rec); err != nil {
+			return nil, err
+		}
+		return old, nil
+	}
 	if id := tx.Bucket(bHash).Get(hashKey(req.ProjectID, hash)); id != nil {
 		st, err := getStored(tx, string(id))
 		if err != nil {
@@ -465,6 +476,9 @@ func (s *Store) Import(ctx context.Context, recs []core.Record) error {
 				return err
 			}
 			if old != nil {
+				if err := ledger.ImportOver(old.Rec, r); err != nil {
+					return fmt.Errorf("record %d: %w", i, err)
+				}
 				if err := s.unindex(tx, b, old); err != nil {
 					return err
 				}

@@ -82,15 +82,6 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 			res := core.CandidateResult{QAID: dup.ID, Status: dup.State.Status, DeduplicatedInto: dup.ID}
 			return s.commitResult(ctx, b, res, &out)
 		}
-		if req.QAID != "" {
-			old, err := s.readStored(ctx, p, id)
-			if err != nil {
-				return false, err
-			}
-			if old != nil {
-				return false, fmt.Errorf("qa %s already exists with other content: %w", id, core.ErrConflict)
-			}
-		}
 		if doc == 0 {
 			if doc, err = s.nextDocs(ctx, p, 1); err != nil {
 				return false, err
@@ -106,7 +97,11 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 		key := s.k.qa(p, id)
 		b := newBatch(evKey)
 		b.version(key, 0)
-		b.absentField(s.k.hashes(p, hashField(hash)), hashField(hash))
+		if req.QAID == "" {
+			// A concurrent candidate with this text: retry, and fold into it.
+			// One that names its qa_id is a record of its own.
+			b.absentField(s.k.hashes(p, hashField(hash)), hashField(hash))
+		}
 		if req.Evidence != nil {
 			v := s.ledger.Vote(ctx, req.RunID, req.Evidence.Result, core.NormalizeStrength(string(req.Evidence.Strength)), now)
 			rep, err := s.readRep(ctx, p, []*trust.State{e.State}, v.Source)
@@ -151,9 +146,20 @@ func (s *Store) commitResult(ctx context.Context, b *batch, res any, out any) (b
 
 // findDuplicate returns the QA that req duplicates (ledger.Duplicate): the
 // one its content hash indexes, else one of the lexical matches of the
-// question.
+// question. A candidate that names its qa_id duplicates only the QA of
+// that id (ledger.ExistingID), so no search is needed.
 func (s *Store) findDuplicate(ctx context.Context, req core.CandidateRequest, hash string) (*stored, error) {
 	p := req.ProjectID
+	if req.QAID != "" {
+		old, err := s.readStored(ctx, p, req.QAID)
+		if err != nil || old == nil {
+			return nil, err
+		}
+		if err := ledger.ExistingID(req, hash, old.record(true)); err != nil {
+			return nil, err
+		}
+		return old, nil
+	}
 	if id, err := s.rdb.HGet(ctx, s.k.hashes(p, hashField(hash)), hashField(hash)).Result(); err == nil {
 		st, err := s.readStored(ctx, p, id)
 		if err != nil {

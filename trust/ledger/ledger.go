@@ -383,8 +383,12 @@ const DupCandidates = 5
 // since "timeout 5" and "timeout 50" are different knowledge however alike
 // they read. A store looks rec up by the hash first, then among the
 // DupCandidates best lexical matches of the question.
+//
+// A candidate that names its own qa_id (an import line) is never folded
+// into a QA of another id: it is a record of its own, kept under its id
+// (ExistingID decides when that id is taken).
 func Duplicate(req core.CandidateRequest, hash string, rec core.Record) bool {
-	if rec.ProjectID != req.ProjectID {
+	if rec.ProjectID != req.ProjectID || req.QAID != "" && req.QAID != rec.QAID {
 		return false
 	}
 	if rec.ContentHash == "" {
@@ -396,6 +400,36 @@ func Duplicate(req core.CandidateRequest, hash string, rec core.Record) bool {
 	return core.Similarity(req.Question, rec.Question) >= core.DuplicateThreshold &&
 		core.Similarity(req.Answer, rec.Answer) >= core.DuplicateThreshold &&
 		core.SameSpecifics(req.Question+"\n"+req.Answer, rec.Question+"\n"+rec.Answer)
+}
+
+// ExistingID decides a candidate that names its own qa_id when a QA old
+// already has that id: nil when old is the same QA again (same project,
+// same content hash: the candidate folds into it, as a repeated import
+// line does), else an error wrapping core.ErrConflict that says why — the
+// id belongs to a QA of another project (which it does not name), or to
+// another QA of this project.
+func ExistingID(req core.CandidateRequest, hash string, old core.Record) error {
+	if old.ProjectID != req.ProjectID {
+		return fmt.Errorf("qa_id %s exists in another project: %w", old.QAID, core.ErrConflict)
+	}
+	if old.ContentHash == "" {
+		old.ContentHash = core.ContentHash(old.Question, old.Answer)
+	}
+	if old.ContentHash != hash {
+		return fmt.Errorf("qa_id %s exists in this project with another question or answer: %w", old.QAID, core.ErrConflict)
+	}
+	return nil
+}
+
+// ImportOver returns nil when an imported record r may replace the stored
+// QA old with its id: only a QA of r's own project; a qa_id of another
+// project is an error wrapping core.ErrConflict that says so (an import
+// never overwrites another tenant's QA).
+func ImportOver(old, r core.Record) error {
+	if old.ProjectID != r.ProjectID {
+		return fmt.Errorf("qa_id %s exists in another project: %w", r.QAID, core.ErrConflict)
+	}
+	return nil
 }
 
 // WithEffects is rep with eff's increments added (the book as it will be

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// evalDir is the retrieval development data beside the repository, when
+// it is there (it is not in CI): every corpus.jsonl of it is imported.
+const evalDir = "../../../shared/eval"
+
+// TestQAImportCorpusKeepsEveryRecord imports corpora of {id, question,
+// answer, lang, source} lines — the committed sample, and every corpus of
+// ../shared/eval when present — and checks that every line with an answer
+// is kept under its id (distinct ids, however alike their texts: the same
+// text twice, "12.10" and "14.04", paraphrases), and that every line with
+// an empty answer is refused by line number, with a message that says so,
+// and counted.
+func TestQAImportCorpusKeepsEveryRecord(t *testing.T) {
+	files := []string{filepath.Join("testdata", "import-corpus.jsonl")}
+	if more, _ := filepath.Glob(filepath.Join(evalDir, "*", "corpus.jsonl")); len(more) > 0 {
+		files = append(files, more...)
+	} else {
+		t.Logf("%s not found: the committed sample only", evalDir)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(filepath.Dir(file))+"/"+filepath.Base(file), func(t *testing.T) {
+			valid, empty := corpusIDs(t, file)
+			c := newCLI(t)
+			code, _, errOut := c.run("", "qa", "import", "--skip-invalid", file)
+			if code != 0 {
+				t.Fatalf("exit %d: %.2000s", code, errOut)
+			}
+			kept := map[string]bool{}
+			out := c.mustRun("", "qa", "export")
+			for line := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
+				var r struct {
+					QAID string `json:"qa_id"`
+				}
+				if line != "" && json.Unmarshal([]byte(line), &r) == nil {
+					kept[r.QAID] = true
+				}
+			}
+			missing := 0
+			for id := range valid {
+				if !kept[id] {
+					missing++
+				}
+			}
+			if missing > 0 || len(kept) != len(valid) {
+				t.Errorf("%d of %d records with an answer and a distinct id kept (%d missing)", len(kept), len(valid), missing)
+			}
+			for _, n := range empty[:min(len(empty), 3)] {
+				if want := fmt.Sprintf("line %d: answer: is empty", n); !strings.Contains(errOut, want) {
+					t.Errorf("stderr does not say %q: %.500s", want, errOut)
+				}
+			}
+			if want := fmt.Sprintf("%d invalid lines", len(empty)); !strings.Contains(errOut, want) {
+				t.Errorf("summary does not count %s: %.300s", want, lastLine(errOut))
+			}
+			t.Logf("%s: %d kept, %d refused for an empty answer", file, len(kept), len(empty))
+		})
+	}
+}
+
+// corpusIDs reads a corpus: the ids of the lines with an answer, and the
+// line numbers of those without.
+func corpusIDs(t *testing.T, file string) (valid map[string]bool, empty []int) {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	valid = map[string]bool{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		var l struct{ ID, Answer string }
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("%s line %d: %v", file, n, err)
+		}
+		if strings.TrimSpace(l.Answer) == "" {
+			empty = append(empty, n)
+			continue
+		}
+		if valid[l.ID] {
+			t.Fatalf("%s line %d: id %s twice", file, n, l.ID)
+		}
+		valid[l.ID] = true
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return valid, empty
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	return s[strings.LastIndexByte(s, '\n')+1:]
+}
+
+// TestQAImportIDOfAnotherProject: a line whose qa_id is a QA of another
+// project is refused with an error that says so; the other lines of its
+// batch are kept.
+func TestQAImportIDOfAnotherProject(t *testing.T) {
+	c := newCLI(t)
+	c.mustRun(`{"qa_id": "qa-owned", "question": "How do I rotate the wallaby logs?", "answer": "wallaby logs --rotate"}`+"\n", "qa", "import", "-", "--project", "one")
+	in := strings.Join([]string{
+		`{"qa_id": "qa-b1", "question": "How do I list the wallaby jobs?", "answer": "wallaby jobs --all"}`,
+		`{"qa_id": "qa-owned", "question": "How do I stop the wallaby jobs?", "answer": "wallaby jobs --stop"}`,
+		`{"qa_id": "qa-b3", "question": "How do I pause the wallaby jobs?", "answer": "wallaby jobs --pause"}`,
+	}, "\n") + "\n"
+	code, _, errOut := c.run(in, "qa", "import", "--skip-invalid", "-", "--project", "two")
+	if code != 0 || !strings.Contains(errOut, "line 2: ") || !strings.Contains(errOut, "exists in another project") {
+		t.Errorf("exit %d, stderr %q; want line 2 refused as a qa_id of another project", code, errOut)
+	}
+	if got := byID(c.listRecords("two")); len(got) != 2 || got["qa-b1"].QAID == "" || got["qa-b3"].QAID == "" {
+		t.Errorf("project two holds %v, want qa-b1 and qa-b3", got)
+	}
+	if got := byID(c.listRecords("one")); got["qa-owned"].Answer != "wallaby logs --rotate" {
+		t.Errorf("the other project's QA changed: %+v", got["qa-owned"])
+	}
+}
