@@ -110,7 +110,8 @@ func TestAttackSecretCorpusCLI(t *testing.T) {
 
 // TestAttackSecretCorpusServeRedisAOF runs the corpus through memex serve's
 // HTTP write paths (candidates with question, answer, summary, tags and
-// metadata; validations with context and payload; admin edits) over a
+// metadata; validations with context and payload; admin edits; /v1/store
+// puts, read back by list and search) over a
 // private Redis with appendonly: nothing survives in Redis, its AOF, the
 // answers, the errors or the log.
 func TestAttackSecretCorpusServeRedisAOF(t *testing.T) {
@@ -155,7 +156,27 @@ func TestAttackSecretCorpusServeRedisAOF(t *testing.T) {
 			"context": map[string]any{"log": s.Text}, "payload": s.Text, "run_id": "run " + s.Text})
 		post("PATCH", "/admin/v1/qa/"+res.QAID, map[string]any{"project_id": "atk", "summary": "edited " + s.Text, "tags": []string{"x"}})
 		post("POST", "/v1/qa/candidates", map[string]any{"project_id": "atk", "question": s.Text}) // invalid: no answer
+		// The namespaced store: every string of a value (object keys and
+		// nested ones too) through the same redaction as a QA.
+		put := post("PUT", "/v1/store/items", map[string]any{"namespace": []string{"project", "atk"}, "key": "note-" + s.Kind,
+			"value": map[string]any{"text": "uses " + s.Text, "nested": map[string]any{"cmd": []any{"run", s.Text}}, s.Text: true}})
+		if !bytes.Contains(put, []byte(`"item"`)) {
+			t.Fatalf("store put %s: %s", s.Kind, put)
+		}
+		// A secret in a name is refused (or the name is invalid anyway):
+		// redacting it would rename the item.
+		for _, at := range []struct{ ns, key string }{{"atk", "k " + s.Text}, {"atk " + s.Text, "k"}} {
+			if len(at.key) > core.MaxItemKeyBytes || len(at.ns) > core.MaxSegmentBytes {
+				continue
+			}
+			put = post("PUT", "/v1/store/items", map[string]any{"namespace": []string{"project", at.ns}, "key": at.key, "value": map[string]any{"text": "x"}})
+			if !bytes.Contains(put, []byte(`"secret_detected"`)) && !bytes.Contains(put, []byte(`"invalid_request"`)) {
+				t.Errorf("store put with a secret in its name (%s): %s", s.Kind, put)
+			}
+		}
 	}
+	post("GET", "/v1/store/list?prefix=project/atk&limit=100", nil)
+	post("POST", "/v1/store/search", map[string]any{"prefix": []string{"project", "atk"}, "query": "uses", "limit": 100})
 	post("POST", "/v1/qa/search", map[string]any{"project_id": "atk", "query": "how do I use", "limit": 50})
 	if _, err := srv.Cli("BGREWRITEAOF"); err != nil {
 		t.Logf("BGREWRITEAOF: %v", err)

@@ -214,6 +214,8 @@ func (s *Store) AppendAudit(ctx context.Context, e core.AuditEntry) error {
 		return unsupported(s.p, "keep an audit log")
 	}
 	e.KeyID, e.RunID, e.ReceiptID = s.id(e.KeyID), s.id(e.RunID), s.id(e.ReceiptID)
+	e.Namespace, _ = s.r.Redact(e.Namespace)
+	e.Key, _ = s.r.Redact(e.Key)
 	if e.Before != nil {
 		v, _ := s.r.RedactValue(e.Before)
 		e.Before = v.(map[string]any)
@@ -259,8 +261,19 @@ func RedactItems(items core.ItemStore, r *Redactor) *Items {
 	return &Items{ItemStore: items, r: r}
 }
 
-// Put redacts the value's strings, then stores it.
+// Put redacts the value's strings, then stores it. A key or namespace
+// segment holding a secret is refused (core.ErrSecret): they name the item,
+// so redacting them would store it under another name.
 func (x *Items) Put(ctx context.Context, req core.PutRequest) (core.PutResult, error) {
+	for i, name := range append([]string{req.Key}, req.Namespace...) {
+		if _, fs := x.r.Redact(name); len(fs) > 0 {
+			field := "key"
+			if i > 0 {
+				field = fmt.Sprintf("namespace[%d]", i-1)
+			}
+			return core.PutResult{}, fmt.Errorf("%s holds a secret (%s): name the item without it: %w", field, fs[0].Rule, core.ErrSecret)
+		}
+	}
 	if len(req.Value) > 0 && x.r.Has(string(req.Value)) {
 		var v any
 		if err := json.Unmarshal(req.Value, &v); err == nil {

@@ -235,3 +235,42 @@ func TestStoreCoversEveryCoreCapability(t *testing.T) {
 		})
 	}
 }
+
+// putRecorder is an item store that keeps the puts it receives.
+type putRecorder struct {
+	core.ItemStore
+	puts []core.PutRequest
+}
+
+func (p *putRecorder) Put(_ context.Context, req core.PutRequest) (core.PutResult, error) {
+	p.puts = append(p.puts, req)
+	return core.PutResult{}, nil
+}
+
+// TestItemsPut: a value's strings are redacted; a secret in the key or a
+// namespace segment refuses the put (it names the item) without echoing it.
+func TestItemsPut(t *testing.T) {
+	const secret = "ghp_" + "0123456789abcdefghijABCDEFGHIJ012345"
+	rec := &putRecorder{}
+	items := RedactItems(rec, nil)
+	ctx := t.Context()
+	if _, err := items.Put(ctx, core.PutRequest{Namespace: core.Namespace{"user", "a"}, Key: "k", Value: json.RawMessage(`{"text":"token ` + secret + `"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.puts) != 1 || strings.Contains(string(rec.puts[0].Value), secret) {
+		t.Errorf("value not redacted: %v", rec.puts)
+	}
+	for _, req := range []core.PutRequest{
+		{Namespace: core.Namespace{"user", "a"}, Key: "k " + secret},
+		{Namespace: core.Namespace{"user", "a " + secret}, Key: "k"},
+	} {
+		req.Value = json.RawMessage(`{"text":"x"}`)
+		_, err := items.Put(ctx, req)
+		if !errors.Is(err, core.ErrSecret) || strings.Contains(err.Error(), secret) {
+			t.Errorf("put %q %q: %v, want ErrSecret without the secret", req.Namespace, req.Key, err)
+		}
+	}
+	if len(rec.puts) != 1 {
+		t.Errorf("a put with a secret in its name reached the store: %d puts", len(rec.puts))
+	}
+}
