@@ -220,6 +220,12 @@ type CandidateRequest struct {
 	RunID    string    `json:"run_id,omitempty"`
 	Evidence *Evidence `json:"evidence,omitempty"`
 	EventID  string    `json:"event_id,omitempty"`
+	// MaxQAs, when > 0, makes a candidate that would add a QA to a project
+	// already holding MaxQAs QAs fail with a *QuotaError, checked in the
+	// same atomic step as the write (so it holds across server replicas);
+	// a duplicate folds in as usual. Set by the service from its quota,
+	// never by a client: it is not on the wire.
+	MaxQAs int `json:"-"`
 }
 
 // Evidence is the creating run's own result, sent with a candidate.

@@ -194,10 +194,7 @@ func (s *Server) candidate(c echo.Context) error {
 	return s.idempotent(c, body, func(eventID string) (int, any, error) {
 		ctx, cancel := s.reqCtx(c)
 		defer cancel()
-		if s.cfg.quotaFor(req.ProjectID).MaxQAs > 0 {
-			defer s.quotas.locks.lock(req.ProjectID)()
-		}
-		if err := s.checkQuota(ctx, req); err != nil {
+		if err := s.checkQuota(&req); err != nil {
 			return 0, nil, err
 		}
 		req.EventID = firstNonEmpty(eventID, scopedEventID(c, req.EventID))
@@ -211,8 +208,6 @@ func (s *Server) candidate(c echo.Context) error {
 		outcome := "created"
 		if res.DeduplicatedInto != "" {
 			outcome = "deduplicated"
-		} else {
-			s.counted(req.ProjectID)
 		}
 		s.metrics.candidates.WithLabelValues(outcome).Inc()
 		after := map[string]any{"status": string(res.Status), "outcome": outcome}

@@ -96,52 +96,16 @@ func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// quotaCounter caches each project's QA count between Stats calls.
-type quotaCounter struct {
-	mu     sync.Mutex
-	counts map[string]quotaCount
-	locks  projectLocks
-}
-
-type quotaCount struct {
-	n  int
-	at time.Time
-}
-
-func newQuotaCounter() *quotaCounter { return &quotaCounter{counts: map[string]quotaCount{}} }
-
-// checkQuota returns ErrTooLarge (413) when a candidate would exceed the
-// project's quota.
-func (s *Server) checkQuota(ctx context.Context, req core.CandidateRequest) error {
+// checkQuota returns ErrTooLarge (413) when a candidate is over the
+// project's byte quota, and hands its max_qas to the store, which checks
+// it in the write that would add the QA (CandidateRequest.MaxQAs): a
+// count kept here would hold for this process only, not across replicas.
+func (s *Server) checkQuota(req *core.CandidateRequest) error {
 	q := s.cfg.quotaFor(req.ProjectID)
 	if n := contentBytes(req.Answer, req.Summary, req.Tags, req.Metadata); q.MaxAnswerBytes > 0 && n > q.MaxAnswerBytes {
 		return fmt.Errorf("answer, summary, tags and metadata: %d bytes is over the project's quota of %d: %w", n, q.MaxAnswerBytes, core.ErrTooLarge)
 	}
-	if q.MaxQAs <= 0 {
-		return nil
-	}
-	st, ok := core.As[core.Statser](s.store)
-	if !ok {
-		return nil
-	}
-	now := s.now()
-	s.quotas.mu.Lock()
-	qc, ok := s.quotas.counts[req.ProjectID]
-	s.quotas.mu.Unlock()
-	if !ok || now.Sub(qc.at) > s.cfg.StatsInterval {
-		ps, err := st.Stats(ctx, req.ProjectID)
-		if err != nil {
-			s.metrics.storeErrors.WithLabelValues("stats").Inc()
-			return fmt.Errorf("quota: %w", err)
-		}
-		qc = quotaCount{n: ps.Total, at: now}
-		s.quotas.mu.Lock()
-		s.quotas.counts[req.ProjectID] = qc
-		s.quotas.mu.Unlock()
-	}
-	if qc.n >= q.MaxQAs {
-		return fmt.Errorf("project %s holds %d QAs, its quota is %d: %w", req.ProjectID, qc.n, q.MaxQAs, core.ErrTooLarge)
-	}
+	req.MaxQAs = q.MaxQAs
 	return nil
 }
 
@@ -204,39 +168,6 @@ func boundMatches(ms []core.Match, max int) []core.Match {
 		}
 	}
 	return ms
-}
-
-// projectLocks serialises the quota check and the write of a project's
-// candidates on this server while max_qas is set, so concurrent
-// candidates cannot all pass the same count.
-type projectLocks struct {
-	mu sync.Mutex
-	m  map[string]*sync.Mutex
-}
-
-func (p *projectLocks) lock(project string) func() {
-	p.mu.Lock()
-	if p.m == nil {
-		p.m = map[string]*sync.Mutex{}
-	}
-	l, ok := p.m[project]
-	if !ok {
-		l = &sync.Mutex{}
-		p.m[project] = l
-	}
-	p.mu.Unlock()
-	l.Lock()
-	return l.Unlock
-}
-
-// counted records one more QA of project in the cache.
-func (s *Server) counted(project string) {
-	s.quotas.mu.Lock()
-	if qc, ok := s.quotas.counts[project]; ok {
-		qc.n++
-		s.quotas.counts[project] = qc
-	}
-	s.quotas.mu.Unlock()
 }
 
 // idemCache replays the first response of an Idempotency-Key. It is

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/internal/redistest"
+	redisstore "github.com/memex-dev/memex/plugins/redis"
 )
 
 // Metadata, summary and tags count against the byte quota, on candidates
@@ -57,26 +59,61 @@ func TestSearchResponseBounded(t *testing.T) {
 	}
 }
 
-// max_qas holds under concurrent candidates (one server: the check and
-// the write are one step per project).
+// max_qas holds under concurrent candidates: on one server, and across
+// two servers (replicas) on one Redis, since the store checks it in the
+// write that adds the QA. A refusal is 413 quota_exceeded naming max_qas.
 func TestMaxQAsHoldsUnderConcurrency(t *testing.T) {
-	e := newEnv(t, withConfig(func(c *Config) { c.Quota.MaxQAs = 3 }))
+	quota := withConfig(func(c *Config) { c.Quota.MaxQAs = 3 })
+	t.Run("one server", func(t *testing.T) {
+		e := newEnv(t, quota)
+		candidatesInto(t, "a-proj", e)
+		if st, err := e.team.Stats(t.Context(), "a-proj"); err != nil || st.Total != 3 {
+			t.Errorf("the project holds %d QAs (%v), want 3", st.Total, err)
+		}
+	})
+	t.Run("two replicas on one Redis", func(t *testing.T) {
+		url, prefix := redistest.URL(t), redistest.Prefix(t)
+		var envs []*env
+		for range 2 {
+			st, err := redisstore.Open(t.Context(), url, redisstore.WithPrefix(prefix))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = st.Close() })
+			envs = append(envs, newEnvFor(t, st, quota))
+		}
+		candidatesInto(t, "a-proj", envs...)
+		if st, err := envs[0].store.(core.Statser).Stats(t.Context(), "a-proj"); err != nil || st.Total != 3 {
+			t.Errorf("the project holds %d QAs (%v), want 3", st.Total, err)
+		}
+	})
+}
+
+// candidatesInto posts 25 distinct candidates into project at once, spread
+// over the servers, and checks that 3 are stored and 22 refused with 413
+// quota_exceeded naming max_qas.
+func candidatesInto(t *testing.T, project string, envs ...*env) {
+	t.Helper()
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	codes := map[int]int{}
 	for i := range 25 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e.do(keyAgentA, "POST", "/v1/qa/candidates", map[string]any{"project_id": "a-proj",
+			r := envs[i%len(envs)].do(keyAgentA, "POST", "/v1/qa/candidates", map[string]any{"project_id": project,
 				"question": fmt.Sprintf("distinct question number %d about walruses", i), "answer": fmt.Sprintf("distinct answer %d", i)})
+			if r.status == http.StatusRequestEntityTooLarge && (!strings.Contains(string(r.body), "quota_exceeded") || !strings.Contains(string(r.body), "max_qas")) {
+				t.Errorf("refusal does not name the limit: %s", r.body)
+			}
+			mu.Lock()
+			codes[r.status]++
+			mu.Unlock()
 		}()
 	}
 	wg.Wait()
-	st, err := e.team.Stats(t.Context(), "a-proj")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Total > 3 {
-		t.Errorf("25 concurrent candidates into max_qas = 3 stored %d", st.Total)
+	if codes[http.StatusCreated] != 3 || codes[http.StatusRequestEntityTooLarge] != 22 {
+		t.Errorf("25 concurrent candidates into max_qas = 3 over %d servers: statuses %v, want 3 × 201 and 22 × 413", len(envs), codes)
 	}
 }
 

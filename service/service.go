@@ -87,7 +87,6 @@ type Server struct {
 	limiter   *limiter
 	anon      *limiter // failed authentications, per remote address
 	idem      *idemCache
-	quotas    *quotaCounter
 	receipts  core.Receipts  // nil: receipts are off
 	auditor   core.Auditor   // the store's, else an in-memory log
 	itemStore core.ItemStore // nil: /v1/store/… answer 501
@@ -122,7 +121,6 @@ func New(store core.MemoryPlugin, cfg Config, opts ...Option) (*Server, error) {
 		limiter:  newLimiter(cfg.RateLimit, cfg.RateBurst, o.clock),
 		anon:     newLimiter(AuthFailRate, AuthFailBurst, o.clock),
 		idem:     newIdemCache(cfg.IdempotencyTTL, cfg.IdempotencyMaxBytes, o.clock),
-		quotas:   newQuotaCounter(),
 	}
 	if r, ok := core.As[core.Receipts](store); ok {
 		s.receipts = r

@@ -61,6 +61,7 @@ func RunLedger(t *testing.T, open OpenFunc) {
 		{"VerdictCreditsCreator", testVerdictCreditsCreator},
 		{"VoteOnGlobalQA", testVoteOnGlobal},
 		{"HitOnOtherOwnersQA", testHitOnOtherOwners},
+		{"MaxQAsInTheWrite", testMaxQAs},
 		{"Receipts", testReceipts},
 		{"HumanVerdicts", testHumanVerdicts},
 	}
@@ -514,6 +515,57 @@ func testHitOnOtherOwners(t *testing.T, p core.MemoryPlugin, _ Flavour) {
 	res, err = p.RecordHit(wide, core.HitRequest{ProjectID: projA, References: refs})
 	if err != nil || res.Updated != 2 || len(res.NotCovered) != 0 {
 		t.Errorf("a key covering the owners: %+v, %v; want both hits counted", res, err)
+	}
+}
+
+// testMaxQAs: CandidateRequest.MaxQAs holds in the write itself: of 25
+// concurrent candidates into a project with max_qas = 3, exactly 3 are
+// stored and the others fail with a *core.QuotaError naming the limit; a
+// duplicate still folds into its QA when the project is full, and another
+// project is not held back.
+func testMaxQAs(t *testing.T, p core.MemoryPlugin, _ Flavour) {
+	const max = 3
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var stored []string
+	var refused int
+	for i := range 25 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := p.RecordCandidate(as(t, "agent"), core.CandidateRequest{ProjectID: projA, MaxQAs: max,
+				Question: fmt.Sprintf("How to count quokka number %d", i), Answer: fmt.Sprintf("quokka count --only %d", i)})
+			mu.Lock()
+			defer mu.Unlock()
+			var qe *core.QuotaError
+			switch {
+			case err == nil:
+				stored = append(stored, res.QAID)
+			case errors.As(err, &qe) && errors.Is(err, core.ErrTooLarge) && strings.Contains(err.Error(), "max_qas"):
+				refused++
+			default:
+				t.Errorf("candidate %d: %v, want stored or a max_qas *core.QuotaError", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if len(stored) != max || refused != 25-max {
+		t.Fatalf("25 concurrent candidates into max_qas = %d: %d stored, %d refused", max, len(stored), refused)
+	}
+	if s, ok := core.As[core.Statser](p); ok {
+		if st, err := s.Stats(t.Context(), projA); err != nil || st.Total != max {
+			t.Errorf("the project holds %d QAs (%v), want %d", st.Total, err, max)
+		}
+	}
+	if g, ok := core.As[core.Getter](p); ok {
+		r := get(t, g, projA, stored[0])
+		res, err := p.RecordCandidate(as(t, "agent"), core.CandidateRequest{ProjectID: projA, MaxQAs: max, Question: r.Question, Answer: r.Answer})
+		if err != nil || res.DeduplicatedInto != stored[0] {
+			t.Errorf("a duplicate into the full project: %+v, %v; want it folded into %s", res, err, stored[0])
+		}
+	}
+	if _, err := p.RecordCandidate(as(t, "agent"), core.CandidateRequest{ProjectID: projB, MaxQAs: max, Question: "How to feed the quokka", Answer: "quokka feed --leaves"}); err != nil {
+		t.Errorf("another project: %v", err)
 	}
 }
 

@@ -117,6 +117,12 @@ func (s *Store) candidateTx(ctx context.Context, tx *bolt.Tx, req core.Candidate
 			}
 			out = core.CandidateResult{QAID: dup.Rec.QAID, Status: dup.Rec.Status, DeduplicatedInto: dup.Rec.QAID}
 		} else {
+			// The project's own scope counts its QAs (index stats); read
+			// in the write's transaction, the quota holds for every writer.
+			held := readUvarints(tx.Bucket(bStats).Get([]byte(ownScope(req.ProjectID))), 1)[0]
+			if err := ledger.QAQuota(int(held), req.MaxQAs); err != nil {
+				return err
+			}
 			st, err := s.insertCandidate(ctx, tx, req, creator, now)
 			if err != nil {
 				return err

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/memex-dev/memex/core"
@@ -102,6 +103,11 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 			// One that names its qa_id is a record of its own.
 			b.absentField(s.k.hashes(p, hashField(hash)), hashField(hash))
 		}
+		if req.MaxQAs > 0 {
+			// The project's own-scope document count, checked in the
+			// commit: the quota holds across processes and replicas.
+			b.below(s.k.stats(p), "n:"+ownScope, req.MaxQAs)
+		}
 		if req.Evidence != nil {
 			v := s.ledger.Vote(ctx, req.RunID, req.Evidence.Result, core.NormalizeStrength(string(req.Evidence.Strength)), now)
 			rep, err := s.readRep(ctx, p, []*trust.State{e.State}, v.Source)
@@ -117,7 +123,11 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 		}
 		b.op("set", key, val)
 		s.indexOps(b, st, true)
-		return s.commitResult(ctx, b, core.CandidateResult{QAID: id, Status: st.State.Status}, &out)
+		done, err := s.commitResult(ctx, b, core.CandidateResult{QAID: id, Status: st.State.Status}, &out)
+		if errors.Is(err, errAtMax) {
+			return false, ledger.QAQuota(req.MaxQAs, req.MaxQAs) // the commit saw the project full
+		}
+		return done, err
 	})
 	if err != nil {
 		return core.CandidateResult{}, err
@@ -136,6 +146,8 @@ func (s *Store) commitResult(ctx context.Context, b *batch, res any, out any) (b
 	switch {
 	case err != nil:
 		return false, err
+	case code == commitAtMax:
+		return false, errAtMax
 	case code == commitRepeated:
 		return true, json.Unmarshal([]byte(prev), out)
 	case code == commitApplied:

@@ -59,6 +59,13 @@ func (b *batch) version(k string, ver int64) {
 	b.nCheck++
 }
 
+// below requires the counter field f of hash k to be below max; the
+// commit answers commitAtMax otherwise.
+func (b *batch) below(k, f string, max int) {
+	b.checks = append(b.checks, "hlt", b.key(k), strconv.Itoa(max)+":"+f)
+	b.nCheck++
+}
+
 // absentField requires hash k to have no field f.
 func (b *batch) absentField(k, f string) {
 	b.checks = append(b.checks, "hnx", b.key(k), f)
@@ -114,7 +121,12 @@ const (
 	commitConflict = 0
 	commitRepeated = 1
 	commitApplied  = 2
+	commitAtMax    = 3
 )
+
+// errAtMax: a counter the batch required below its max (batch.below) is
+// at it; nothing was written.
+var errAtMax = errors.New("a counter is at its max")
 
 // feed adds to b, once, the entry of the records and reputation it
 // changes to their project's change feed (keys.changes): the script sets

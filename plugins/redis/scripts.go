@@ -34,11 +34,13 @@ func (l *script) get() *redis.Script {
 //	         again for a repeated event id
 //	ARGV[3]  number n of checks, then n triples (kind, key index, value):
 //	         "v": the record's version is value ("0": the key must not
-//	         exist); "hnx": the hash has no field value
+//	         exist); "hnx": the hash has no field value; "hlt": value is
+//	         "<max>:<field>" and the hash's counter field is below max
 //	then     operations: name, key index, arguments (see ops in write.go)
 //
 // Returns {1, stored result} for a repeated event id, {0} when a version
-// changed (the caller re-reads and retries), {2} when applied.
+// changed (the caller re-reads and retries), {2} when applied, {3} when an
+// "hlt" counter is at its max (a quota: nothing is written).
 var commitScript = &script{src: `
 local prev = redis.call('GET', KEYS[1])
 if prev then return {1, prev} end
@@ -55,6 +57,10 @@ for _ = 1, n do
     if v ~= want then return {0} end
   elseif kind == 'hnx' then
     if redis.call('HEXISTS', k, want) == 1 then return {0} end
+  elseif kind == 'hlt' then
+    local lim, f = string.match(want, '^(%d+):(.*)$')
+    local cur = tonumber(redis.call('HGET', k, f) or '0') or 0
+    if cur >= tonumber(lim) then return {3} end
   end
   i = i + 3
 end

@@ -138,6 +138,16 @@ func MayHit(ctx context.Context, res *core.HitResult, qaID, owner string) bool {
 	return false
 }
 
+// QAQuota returns a *core.QuotaError when a project holding held QAs may
+// not take a new one under its max_qas quota max (0: no quota). Each store
+// calls it in the atomic step that adds a QA (CandidateRequest.MaxQAs).
+func QAQuota(held, max int) error {
+	if max <= 0 || held < max {
+		return nil
+	}
+	return &core.QuotaError{Limit: "QAs per project (max_qas)", Max: max}
+}
+
 // Visible reports whether a QA owned by owner and shared with shared may be
 // read from project: its own, global, or shared with it (SPEC §4).
 func Visible(owner string, shared []string, project string) bool {
