@@ -18,8 +18,8 @@ all: lint test build
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/memex
 
-## test: the fast tier — every test but the integration tier's, with the race detector
-test:
+## test: lint, then the fast tier — every test but the integration tier's, with the race detector
+test: lint
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 ## attack: the attack suite (docs/SECURITY.md): the secret corpus through every CLI and HTTP
@@ -42,16 +42,19 @@ chromium:
 ui-screenshots: chromium
 	MEMEX_UI_SCREENSHOTS=$(CURDIR)/docs/dashboard $(GO) test -tags integration -count=1 -run 'TestDashboardInBrowser' ./cmd/memex
 
-## lint: gofmt check and go vet
 # The MCP Inspector's CLI (pinned in tools/mcp-inspector/package-lock.json),
 # an MCP client memex does not write, for cmd/memex's TestMCPInspector.
 mcp-inspector:
 	cd tools/mcp-inspector && npm ci --ignore-scripts --no-audit --no-fund
 
+## lint: gofmt, go vet and golangci-lint (.golangci.yml: depguard layering, errcheck,
+## staticcheck, govet, ineffassign, unused), installed at its pinned version into bin/
 lint:
 	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	GO=$(GO) bash scripts/install-golangci-lint.sh
+	bin/golangci-lint run $(PKGS)
 
 ## bench: every benchmark, 6 runs each, into bench.txt (compare with benchstat)
 bench:

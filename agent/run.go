@@ -87,7 +87,7 @@ func Run(ctx context.Context, b Backend, opts RunOptions) (RunResult, error) {
 	if err != nil {
 		return RunResult{}, fmt.Errorf("agent: backend %q: stdout pipe: %w", b.Name, err)
 	}
-	defer pr.Close()
+	defer func() { _ = pr.Close() }()
 
 	argv, prompt := b.Argv, opts.Prompt
 	switch {

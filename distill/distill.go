@@ -222,7 +222,7 @@ func Run(ctx context.Context, cmd Command, prompt string, timeout time.Duration,
 	if err != nil {
 		return Outcome{}, &Failure{Reason: "start", Detail: err.Error()}
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	c := exec.CommandContext(ctx, cmd.Argv[0], cmd.Argv[1:]...)

@@ -131,7 +131,7 @@ func readJSONL[T any](path string, fn func(T) error) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	if err := ReadJSONL(f, fn); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

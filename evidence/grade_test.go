@@ -12,7 +12,6 @@ import (
 
 func okp(b bool) *bool          { return &b }
 func code(n int) *int           { return &n }
-func text(s string) core.Event  { return core.Event{Kind: core.EventText, Text: s} }
 func final(s string) core.Event { return core.Event{Kind: core.EventResult, Text: s, OK: okp(true)} }
 func call(id, tool, cmd string) core.Event {
 	return core.Event{Kind: core.EventToolCall, ToolID: id, Tool: tool, Command: cmd}

@@ -97,11 +97,11 @@ func (s *States) Save(st TurnState) error {
 	_, werr := tmp.Write(b)
 	cerr := tmp.Close()
 	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp.Name())
 		return fmt.Errorf("turn state: %w", err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp.Name())
 		return fmt.Errorf("turn state: %w", err)
 	}
 	return nil
@@ -118,7 +118,7 @@ func (s *States) Take(h Host, session, turn string) (st TurnState, ok bool, err 
 		}
 		return st, false, fmt.Errorf("turn state: %w", err)
 	}
-	defer os.Remove(claimed)
+	defer func() { _ = os.Remove(claimed) }()
 	b, err := os.ReadFile(claimed)
 	if err != nil {
 		return st, false, fmt.Errorf("turn state: %w", err)

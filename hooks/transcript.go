@@ -53,7 +53,7 @@ func ReadTurn(h Host, in Input) (Turn, error) {
 		}
 		return Turn{}, fmt.Errorf("transcript: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	var t Turn
 	switch h {
 	case Claude:

@@ -544,9 +544,9 @@ func TestSearchMinSameAsFilteredSearch(t *testing.T) {
 							}
 						}
 						n := 0
-						s.SearchMin(ctx, &postingCounter{MemIndex: c.idx, n: &n}, q, k, minRel)
+						_, _ = s.SearchMin(ctx, &postingCounter{MemIndex: c.idx, n: &n}, q, k, minRel)
 						m := 0
-						s.Search(ctx, &postingCounter{MemIndex: c.idx, n: &m}, q, k)
+						_, _ = s.Search(ctx, &postingCounter{MemIndex: c.idx, n: &m}, q, k)
 						if n > m {
 							t.Fatalf("%s %q min %.2f: read %d postings, Search reads %d", c.name, q, minRel, n, m)
 						}

@@ -183,7 +183,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
 		err = hs.Shutdown(sctx)
 		cancel()
-		<-errc
+		_ = <-errc // http.ErrServerClosed, after Shutdown
 	}
 	stopJobs()
 	wg.Wait()

@@ -910,7 +910,7 @@ func TestHeadersTooLarge(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- e.srv.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() { cancel(); _ = <-done })
 	req, _ := http.NewRequest("GET", "http://"+ln.Addr().String()+"/healthz", nil)
 	req.Header.Set("X-Big", strings.Repeat("a", MaxHeaderBytes+10))
 	res, err := http.DefaultClient.Do(req)

@@ -25,8 +25,6 @@ const (
 
 func esc(s string) string { return template.HTMLEscapeString(s) }
 
-func fnum(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
-
 // yAxis writes the max label and a baseline.
 func yAxis(b *strings.Builder, top int64) {
 	fmt.Fprintf(b, `<line class="axis" x1="%d" y1="%d" x2="%d" y2="%d"/>`, padL, chartH-padB, chartW, chartH-padB)

@@ -43,7 +43,7 @@ func runHooks(args []string, out io.Writer) error {
 		if dir, err = os.MkdirTemp("", "memex-bench-hooks-"); err != nil {
 			return err
 		}
-		defer os.RemoveAll(dir)
+		defer func() { _ = os.RemoveAll(dir) }()
 	}
 	if dir, err = filepath.Abs(dir); err != nil {
 		return err

@@ -74,7 +74,7 @@ func runProcess(args []string, out io.Writer) error {
 		if dir, err = os.MkdirTemp("", "memex-bench-"); err != nil {
 			return err
 		}
-		defer os.RemoveAll(dir)
+		defer func() { _ = os.RemoveAll(dir) }()
 	}
 	fmt.Fprintf(out, "| corpus | memex search p50 | p90 | p99 | store bytes | bytes/QA |\n|---:|---:|---:|---:|---:|---:|\n")
 	var overheadStore string
@@ -146,7 +146,7 @@ func warm(path string) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	_, err = io.Copy(io.Discard, f)
 	return err
 }
@@ -161,7 +161,7 @@ func importCorpus(bin, store, dir string, n int) error {
 		return err
 	}
 	if err := writeSynthetic(f, n, 1); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	if err := f.Close(); err != nil {

@@ -71,13 +71,13 @@ func runService(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer func() { _ = store.Close() }()
 	opt, err := redis.ParseURL(*redisURL)
 	if err != nil {
 		return err
 	}
 	rdb := redis.NewClient(opt)
-	defer rdb.Close()
+	defer func() { _ = rdb.Close() }()
 	if !*keep {
 		defer func() {
 			if err := deletePrefix(ctx, rdb, *prefix); err != nil {
@@ -202,7 +202,7 @@ func runService(args []string, out io.Writer) error {
 		if err := pprof.StartCPUProfile(f); err != nil {
 			return err
 		}
-		defer func() { pprof.StopCPUProfile(); f.Close() }()
+		defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
 	}
 	var bareRuns, svcRuns []phase
 	if !*skipSearch {
@@ -524,7 +524,7 @@ func postJSON(client *http.Client, url, auth string, body []byte, out any) error
 	if err != nil {
 		return err
 	}
-	defer res.Body.Close()
+	defer func() { _ = res.Body.Close() }()
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
 		return err
@@ -657,7 +657,7 @@ func postSearch(client *http.Client, url, auth string, body []byte) (bool, error
 		return false, err
 	}
 	_, _ = io.Copy(io.Discard, res.Body)
-	res.Body.Close()
+	_ = res.Body.Close()
 	if res.StatusCode != http.StatusOK {
 		return false, fmt.Errorf("status %d", res.StatusCode)
 	}

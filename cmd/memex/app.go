@@ -8,8 +8,6 @@ import (
 	"io"
 	"os"
 	"strings"
-
-	"github.com/memex-dev/memex/core"
 )
 
 // Exit codes (one place: exitCode).
@@ -227,5 +225,3 @@ func (a *app) parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 func storeErr(url string, err error) error {
 	return fmt.Errorf("store %s: %w", redactURL(url), err)
 }
-
-func isNotFound(err error) bool { return errors.Is(err, core.ErrNotFound) }

@@ -58,7 +58,7 @@ func (f *fileAudit) Audit(ctx context.Context, project string, since time.Time, 
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }() // read only
 	if limit <= 0 {
 		limit = 100
 	}

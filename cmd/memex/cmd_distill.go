@@ -298,7 +298,7 @@ func cmdDistill(ctx context.Context, a *app, args []string) error {
 		if ev, err = openEvents(tr.EventsFile, runID, red); err != nil {
 			fmt.Fprintf(a.stderr, "memex: distill: %v\n", err)
 		}
-		defer ev.close()
+		defer func() { _ = ev.close() }()
 	}
 	rec := distillRecord{RunID: runID, ProjectID: tr.ProjectID}
 	finish := func() error {
@@ -341,7 +341,7 @@ func cmdDistill(ctx context.Context, a *app, args []string) error {
 		rec.Status, rec.Reason, rec.Detail = "failed", "store", err.Error()
 		return finish()
 	}
-	defer s.close()
+	defer func() { _ = s.close() }()
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	for _, l := range distill.Learnings(tr, out.Answer, dc.MaxCandidates, red) {

@@ -59,7 +59,7 @@ func cmdDoctor(ctx context.Context, a *app, args []string) error {
 	if err := a.openStore(ctx, s); err != nil {
 		check("store", false, err.Error())
 	} else {
-		defer s.close()
+		defer func() { _ = s.close() }()
 		detail := fmt.Sprintf("%s (%s)", redactURL(s.storeURL), s.store.Name())
 		if p, ok := core.As[core.Pinger](s.store); ok {
 			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -235,7 +235,7 @@ func (a *app) hookPrompt(ctx context.Context, h hooks.Host, event string, in hoo
 			// No state either: the stop hook then records nothing.
 			return nil, fmt.Errorf("memory unavailable: %w", err)
 		}
-		defer s.close()
+		defer func() { _ = s.close() }()
 	}
 	query, _ := red.Redact(in.Prompt)
 	opts := []engine.Option{engine.WithRedactor(red)}
@@ -314,7 +314,7 @@ func (a *app) hookStop(ctx context.Context, h hooks.Host, in hooks.Input, s *ses
 	if err := a.openStore(ctx, s); err != nil {
 		return fmt.Errorf("memory unavailable, nothing recorded: %w", err)
 	}
-	defer s.close()
+	defer func() { _ = s.close() }()
 	a.flushOutbox(ctx, s.store, ec.MemoryTimeout, nil)
 	pre := engine.PreResult{
 		RunID: st.RunID, ProjectID: st.ProjectID, Query: st.Query, Prompt: st.Query, Skipped: st.Skipped,

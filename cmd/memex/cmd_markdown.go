@@ -133,7 +133,7 @@ func mdExport(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	defer func() { _ = s.close() }()
 	f := mdFlags{minLevel: *minLevel, maxChars: *maxChars, maxEntries: *maxEntries, topics: *topics, check: *check}
 	levelSet := false
 	fs.Visit(func(fl *flag.Flag) { levelSet = levelSet || fl.Name == "min-level" })
@@ -434,7 +434,7 @@ func mdSync(ctx context.Context, a *app, args []string) error {
 	if err := a.openStore(ctx, s); err != nil {
 		return err
 	}
-	defer s.close()
+	defer func() { _ = s.close() }()
 	var stale, changed []string
 	for _, j := range jobs {
 		entries, err := a.mdEntries(ctx, s, j.opt.MinLevel)
@@ -500,7 +500,7 @@ func mdImport(ctx context.Context, a *app, args []string) error {
 	if err := a.openStore(ctx, s); err != nil {
 		return err
 	}
-	defer s.close()
+	defer func() { _ = s.close() }()
 	cands := mdCandidates(s.project, filepath.Base(path), doc)
 	getter, _ := core.As[core.Getter](s.store)
 	var added, dups, known, refused int

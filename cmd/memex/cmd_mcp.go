@@ -33,7 +33,7 @@ func cmdMCP(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	defer func() { _ = s.close() }()
 	logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opts := []mcpserver.Option{mcpserver.WithLogger(logger)}
 	if st := a.runNotes(s, true); st != nil {

@@ -81,7 +81,7 @@ func cmdNote(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	defer func() { _ = s.close() }()
 	st, err := a.items(s)
 	if err != nil {
 		return err

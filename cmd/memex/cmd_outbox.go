@@ -43,7 +43,7 @@ func cmdOutbox(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	defer func() { _ = s.close() }()
 	ob, ok := core.As[outboxStore](s.store)
 	if !ok {
 		return fmt.Errorf("outbox: the %s store has no outbox (only http(s):// stores spool writes)", s.store.Name())

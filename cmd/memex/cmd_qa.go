@@ -95,7 +95,7 @@ func qaList(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	defer func() { _ = s.close() }()
 	l, err := capability[core.Lister](s, "list QAs")
 	if err != nil {
 		return err
@@ -165,7 +165,7 @@ func qaShow(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	defer func() { _ = s.close() }()
 	gt, err := capability[core.Getter](s, "read a QA")
 	if err != nil {
 		return err
@@ -211,7 +211,7 @@ func qaAdd(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	defer func() { _ = s.close() }()
 	req := core.CandidateRequest{
 		ProjectID: s.project, QAID: *id, Question: *question, Answer: *answer, Summary: *summary,
 		Tags: splitTags(*tags), Source: "human", Author: humanID, EventID: engine.NewID("ev"),
@@ -255,7 +255,7 @@ func qaValidate(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	defer func() { _ = s.close() }()
 	req := core.ValidateRequest{
 		ProjectID: s.project, QAID: pos[0], Result: string(res), SignalStrength: string(core.StrengthStrong),
 		StrongSignal: true, Source: humanID, RunID: engine.NewID("human"), EventID: engine.NewID("ev"),
@@ -282,7 +282,7 @@ func qaVerdict(ctx context.Context, a *app, v core.Verdict, args []string) error
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	defer func() { _ = s.close() }()
 	p, err := capability[core.Patcher](s, "change a QA's status")
 	if err != nil {
 		return err
@@ -306,7 +306,7 @@ func qaDelete(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	defer func() { _ = s.close() }()
 	d, err := capability[core.Deleter](s, "delete QAs")
 	if err != nil {
 		return err
@@ -332,7 +332,7 @@ func qaExport(ctx context.Context, a *app, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	defer func() { _ = s.close() }()
 	l, err := capability[core.Lister](s, "list QAs")
 	if err != nil {
 		return err
@@ -426,14 +426,14 @@ imported into the current project (--project), whatever their project_id.`)
 			}
 			return fmt.Errorf("qa import: %w", err)
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }() // read only
 		r = f
 	}
 	s, err := a.open(ctx, g)
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	defer func() { _ = s.close() }()
 	im := &importer{a: a, s: s, ctx: asHuman(ctx), progress: isTTY(a.stderr), skip: *skip}
 	if b, ok := core.As[core.CandidateBatcher](s.store); ok {
 		im.batcher = b

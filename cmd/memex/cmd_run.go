@@ -104,7 +104,7 @@ func cmdRun(ctx context.Context, a *app, args []string) error {
 			fmt.Fprintf(a.stderr, "memex: memory unavailable, running without it: %v\n", err)
 			ev.write("memory.error", map[string]any{"stage": "open", "error": err.Error()})
 		}
-		defer s.close()
+		defer func() { _ = s.close() }()
 		if !*dryRun {
 			a.flushOutbox(ctx, s.store, cfg.Engine.MemoryTimeout, ev) // cmd_outbox.go
 		}

@@ -35,7 +35,7 @@ func cmdSearch(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	defer func() { _ = s.close() }()
 	req := core.SearchRequest{ProjectID: s.project, Query: strings.Join(pos, " "), Limit: *limit, MinScore: s.cfg.Engine.MinScore, Explain: *explain}
 	if *minScore >= 0 {
 		req.MinScore = *minScore

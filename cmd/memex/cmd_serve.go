@@ -56,7 +56,7 @@ func cmdServe(ctx context.Context, a *app, args []string) error {
 	if err := a.openStore(ctx, s); err != nil {
 		return err
 	}
-	defer s.close()
+	defer func() { _ = s.close() }()
 
 	logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	srv, err := newServerWithUI(s, cfg, logger, service.WithInjector(gatekeeperInjector(s.cfg.Engine.Gatekeeper)))

@@ -24,7 +24,7 @@ func cmdStats(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	defer func() { _ = s.close() }()
 	st, err := capability[core.Statser](s, "summarise a project")
 	if err != nil {
 		return err

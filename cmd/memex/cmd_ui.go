@@ -35,7 +35,7 @@ func cmdUI(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer s.close()
+	defer func() { _ = s.close() }()
 	// The API in local mode, without its expiry job: looking at the store
 	// changes nothing by itself.
 	cfg := service.Config{InsecureLocal: true, ExpiryInterval: -1}

@@ -1,7 +1,5 @@
 package redact
 
-import "regexp"
-
 // Character sets of the fake samples.
 const (
 	alnum  = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
@@ -37,8 +35,6 @@ const (
 	// quote, b quoted value, c unquoted value, d what follows it.
 	valueTail = `(?:\\?["'])?[ \t]*(?::=|=>|=|:)[ \t]*(?:(\\?["'])([^"'\\\r\n]+?)\\?["']|([^\s"'\\,;<>(){}\[\]=\x60][^\s"'\\,;<>(){}\[\]\x60]*)([(\[<]?))`
 )
-
-func re(s string) *regexp.Regexp { return regexp.MustCompile(s) }
 
 // joined returns the keywords "<first><sep><second>" for each first word and
 // each separator the assignment regexes allow ("", "_", ".", "-").

@@ -90,7 +90,7 @@ func ping(addr string, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	_ = c.SetDeadline(time.Now().Add(timeout))
 	if _, err := c.Write([]byte("PING\r\n")); err != nil {
 		return err

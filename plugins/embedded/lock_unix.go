@@ -46,7 +46,7 @@ func (s *Store) lockGate(ctx context.Context) (*os.File, error) {
 	timer := time.NewTimer(s.cfg.lockTimeout)
 	defer timer.Stop()
 	abandon := func() {
-		go func() { <-done; _ = f.Close() }()
+		go func() { _ = <-done; _ = f.Close() }()
 	}
 	select {
 	case err := <-done:

@@ -237,7 +237,7 @@ func (s *Store) openDB(ctx context.Context, readOnly bool) (*bolt.DB, error) {
 		return nil, err
 	}
 	if gate != nil {
-		defer gate.Close()
+		defer func() { _ = gate.Close() }()
 	}
 	wait := time.Until(deadline)
 	if wait < 50*time.Millisecond {

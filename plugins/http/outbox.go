@@ -136,11 +136,11 @@ func (o *outbox) append(e entry) error {
 	}
 	// One write of one full line on an O_APPEND file, then fsync.
 	if _, err := o.f.Write(line); err != nil {
-		o.sealLocked() // a torn line stays last in its file
+		_ = o.sealLocked() // a torn line stays last in its file; the write's error is the one to report
 		return err
 	}
 	if err := o.f.Sync(); err != nil {
-		o.sealLocked()
+		_ = o.sealLocked()
 		return err
 	}
 	return nil
@@ -242,7 +242,7 @@ func (s *Store) FlushOutbox(ctx context.Context) (FlushResult, error) {
 	if err != nil {
 		return res, fmt.Errorf("http: flush outbox: %w", err)
 	}
-	defer lock.Close()
+	defer func() { _ = lock.Close() }() // closing releases the lock
 	if ok, err := tryLock(lock); err != nil {
 		return res, fmt.Errorf("http: flush outbox: lock: %w", err)
 	} else if !ok {
@@ -289,7 +289,7 @@ func (s *Store) flushFile(ctx context.Context, path string, res *FlushResult) er
 		}
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // closing releases the lock
 	if ok, err := tryLock(f); err != nil {
 		return err
 	} else if !ok {

@@ -427,7 +427,7 @@ func TestOutboxOwnFileFlushedBySameStore(t *testing.T) {
 		if !up {
 			return nil, dialRefused()
 		}
-		return inner.Transport.(http.RoundTripper).RoundTrip(r)
+		return inner.Transport.RoundTrip(r)
 	})}))
 	inner.Transport = http.DefaultTransport
 	spoolThree(t, s)

@@ -139,7 +139,7 @@ func (s *Store) once(ctx context.Context, c call) (response, error) {
 	if err != nil {
 		return response{}, s.transportErr(ctx, actx, c, err)
 	}
-	defer hr.Body.Close()
+	defer func() { _ = hr.Body.Close() }()
 	b, err := io.ReadAll(io.LimitReader(hr.Body, maxResponseBytes+1))
 	if err != nil {
 		return response{}, s.transportErr(ctx, actx, c, err)

@@ -22,9 +22,6 @@ func (k keys) projects() string { return k.prefix + ":projects" }
 // qa is a QA record: "<version>\n<json>" (see codec.go).
 func (k keys) qa(p, id string) string { return k.tag(p) + "qa:" + id }
 
-// qaPrefix is qa(p, "") (Lua builds record keys from it).
-func (k keys) qaPrefix(p string) string { return k.tag(p) + "qa:" }
-
 // docs maps document ids (decimal) to "<qa_id> <created_at ms, base 36>"
 // (docValue), in buckets of docBucket ids so each bucket stays a compact
 // listpack hash. List, Stats and Expire read every bucket of a project.
