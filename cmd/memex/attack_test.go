@@ -108,9 +108,72 @@ func TestAttackSecretCorpusCLI(t *testing.T) {
 	}
 }
 
+// TestAttackSecretCorpusRun runs every kind of the corpus through `memex
+// run`: the agent prints each (and every near-miss) during a passing run
+// whose query holds one too, with --events. No secret survives in the
+// events file, the stored records (qa export), the store file (through its
+// codec) or memex's stdout/stderr; every near-miss reaches the events file
+// untouched.
+func TestAttackSecretCorpusRun(t *testing.T) {
+	c := newCLI(t)
+	secrets := secretcorpus.Secrets()
+	var out strings.Builder
+	out.WriteString("Here is how to configure the deploy credentials:\n")
+	for _, s := range secrets {
+		out.WriteString("for " + s.Kind + ": " + s.Text + "\n")
+	}
+	for _, near := range secretcorpus.NearMisses() {
+		out.WriteString(near + "\n")
+	}
+	printed := filepath.Join(c.dir, "agent-output.txt")
+	script := filepath.Join(c.dir, "leaky.sh")
+	if err := os.WriteFile(printed, []byte(out.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(script, []byte("#!/bin/sh\ncat >/dev/null\ncat '"+printed+"'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	events := filepath.Join(c.dir, "events.jsonl")
+	code, stdout, stderr := c.run("", "run", "--events", events, "--verify", "true", "--backend", script,
+		"How do I configure the deploy credentials for the payment service with "+secrets[0].Text+"?")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, secrets[1].Secret) {
+		t.Fatalf("the agent did not print the corpus (test setup): %.200q", stdout)
+	}
+	ev, err := os.ReadFile(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evText := jsonText(ev)
+	if s := survivors(evText); len(s) > 0 {
+		t.Errorf("secrets survived in the events file: %v", s)
+	}
+	for _, near := range secretcorpus.NearMisses() {
+		if !strings.Contains(evText, near) {
+			t.Errorf("near-miss changed in the events file: %q", near)
+		}
+	}
+	export := c.mustRun("", "qa", "export")
+	if !strings.Contains(export, "[REDACTED:") {
+		t.Fatalf("no candidate with redactions was stored (test setup): %.300q", export)
+	}
+	if s := survivors(jsonText([]byte(export))); len(s) > 0 {
+		t.Errorf("secrets survived in the stored records: %v", s)
+	}
+	if s := survivors(storeFileText(t, c.store)); len(s) > 0 {
+		t.Errorf("secrets survived in the store file: %v", s)
+	}
+	if s := survivors(stderr); len(s) > 0 {
+		t.Errorf("secrets in memex's diagnostics (stderr): %v", s)
+	}
+}
+
 // TestAttackSecretCorpusServeRedisAOF runs the corpus through memex serve's
 // HTTP write paths (candidates with question, answer, summary, tags and
-// metadata; validations with context and payload; admin edits; /v1/store
+// metadata; validations with context, payload, client and source; hits
+// with context and message ids; admin edits; /v1/store
 // puts, read back by list and search) over a
 // private Redis with appendonly: nothing survives in Redis, its AOF, the
 // answers, the errors or the log.
@@ -153,7 +216,13 @@ func TestAttackSecretCorpusServeRedisAOF(t *testing.T) {
 			t.Fatalf("candidate %s: %s", s.Kind, raw)
 		}
 		post("POST", "/v1/qa/validate", map[string]any{"project_id": "atk", "qa_id": res.QAID, "result": "pass",
-			"context": map[string]any{"log": s.Text}, "payload": s.Text, "run_id": "run " + s.Text})
+			"context": map[string]any{"log": s.Text, s.Text: []any{s.Text}}, "payload": map[string]any{"out": s.Text},
+			"client": s.Text, "source": s.Text, "run_id": "run " + s.Text})
+		hit := post("POST", "/v1/qa/hit", map[string]any{"project_id": "atk", "run_id": "run " + s.Text,
+			"references": []map[string]any{{"qa_id": res.QAID, "used": true, "context": "used it: " + s.Text, "message_id": "m " + s.Text}}})
+		if !bytes.Contains(hit, []byte(`"updated":1`)) {
+			t.Fatalf("hit %s: %s", s.Kind, hit)
+		}
 		post("PATCH", "/admin/v1/qa/"+res.QAID, map[string]any{"project_id": "atk", "summary": "edited " + s.Text, "tags": []string{"x"}})
 		post("POST", "/v1/qa/candidates", map[string]any{"project_id": "atk", "question": s.Text}) // invalid: no answer
 		// The namespaced store: every string of a value (object keys and
@@ -236,14 +305,22 @@ func storeFileText(t *testing.T, path string) string {
 	if err != nil || values == 0 {
 		t.Fatalf("dump of %s: %d values, %v", path, values, err)
 	}
-	text := b.String()
-	for _, q := range jsonStringRE.FindAllString(text, -1) {
+	text := jsonText([]byte(b.String()))
+	return text + "\n" + strings.ToLower(text)
+}
+
+// jsonText is b followed by every JSON string in it unquoted (a secret
+// with a quote, a backslash or a newline is escaped in JSON).
+func jsonText(b []byte) string {
+	var out strings.Builder
+	out.Write(b)
+	for _, q := range jsonStringRE.FindAll(b, -1) {
 		var u string
-		if json.Unmarshal([]byte(q), &u) == nil {
-			b.WriteString("\n" + u)
+		if json.Unmarshal(q, &u) == nil {
+			out.WriteString("\n" + u)
 		}
 	}
-	return b.String() + "\n" + strings.ToLower(b.String())
+	return out.String()
 }
 
 var jsonStringRE = regexp.MustCompile(`"(?:[^"\\\n]|\\.)*"`)
