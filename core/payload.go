@@ -389,6 +389,9 @@ type ListRequest struct {
 	Cursor string `json:"cursor,omitempty"`
 	// Limit is 1–1000; 0 means 100.
 	Limit int `json:"limit,omitempty"`
+	// Evidence asks the store for each record's evidence (Record.Evidence):
+	// a full export. Never read from a request body.
+	Evidence bool `json:"-"`
 }
 
 // Validate checks the request; the error names the field.

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -232,6 +233,13 @@ type Record struct {
 
 	ContentHash    string   `json:"content_hash"`
 	SharedProjects []string `json:"shared_projects"`
+
+	// Evidence is the QA's evidence as its store keeps it — per-source
+	// votes, the change detector, the creator, the lifecycle (package
+	// trust's State, read and written by trust/ledger) — in a full export
+	// only (ListRequest.Evidence), so that an import restores trust, level,
+	// status and block exactly rather than rebuilding them from counters.
+	Evidence json.RawMessage `json:"evidence,omitempty"`
 }
 
 // Match is a QA returned by search with its rank components (SPEC §7, the

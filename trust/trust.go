@@ -141,7 +141,7 @@ type State struct {
 	LastPass    time.Time `json:"last_pass,omitzero"`
 	// ConsecutiveFail is the wire's consecutive_fail as of the last vote: the
 	// fails since the last counted pass, one vote per source, in units of
-	// evidence — Σ w·F·d over sources (weight ≥ MinWeight, not disagreeing
+	// evidence — Σ w·F over sources (weight ≥ MinWeight, not disagreeing
 	// with the QA's consensus) whose latest report is a fail after that pass,
 	// rounded down (a strong fail counts 1, a medium ½, a weak ⅕). Score
 	// recomputes it with current weights. A fail the consensus contradicts
@@ -335,7 +335,10 @@ func (m *Model) posterior(st *State, rep Reputation, now time.Time, factor float
 			}
 		}
 		if e.LastFail && e.N > st.PassSeq && e.CD == 0 {
-			p.failUnits += w * e.F * d
+			// Not discounted by the clock: the fails since the last pass stay
+			// what they were until a report changes them (a block that read 3
+			// at the vote must not read 2 a second later).
+			p.failUnits += w * e.F
 		}
 	}
 	p.units = p.alpha + p.beta - a0 - b0

@@ -917,3 +917,19 @@ func TestSourcesBounded(t *testing.T) {
 		t.Errorf("trust %.3f level %d after 2000 clean passes, want ≥ 0.9 and L3", sc.Trust, sc.Level)
 	}
 }
+
+// TestConsecutiveFailHolds: three strong fails block a QA (consecutive_fail
+// 3) and the block holds as time passes; only a report changes it.
+func TestConsecutiveFailHolds(t *testing.T) {
+	m := New(DefaultParams())
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	st := NewState("c", now)
+	for i := range 3 {
+		m.Apply(st, Vote{Source: fmt.Sprintf("s%d", i), Result: core.ResultFail, Strength: core.StrengthStrong, At: now}, nil)
+	}
+	for _, dt := range []time.Duration{0, time.Second, 24 * time.Hour, 60 * 24 * time.Hour} {
+		if got := m.Score(st, nil, now.Add(dt)).ConsecutiveFail; got != 3 {
+			t.Errorf("consecutive_fail %v after three strong fails = %d, want 3", dt, got)
+		}
+	}
+}

@@ -355,7 +355,7 @@ func qaExport(ctx context.Context, a *app, args []string) (err error) {
 	enc.SetEscapeHTML(false)
 	n, cursor := 0, ""
 	for {
-		page, err := l.List(ctx, core.ListRequest{ProjectID: s.project, Cursor: cursor, Limit: 1000})
+		page, err := l.List(ctx, core.ListRequest{ProjectID: s.project, Cursor: cursor, Limit: 1000, Evidence: true})
 		if err != nil {
 			return fmt.Errorf("qa export: %w", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,5 +126,25 @@ func TestQAImportIDOfAnotherProject(t *testing.T) {
 	}
 	if got := byID(c.listRecords("one")); got["qa-owned"].Answer != "wallaby logs --rotate" {
 		t.Errorf("the other project's QA changed: %+v", got["qa-owned"])
+	}
+}
+
+// TestQAExportCarriesEvidence: memex qa export writes each QA's evidence,
+// and an import into a new store restores its status, trust and
+// consecutive fails rather than rebuilding them from the counters.
+func TestQAExportCarriesEvidence(t *testing.T) {
+	c := newCLI(t)
+	c.mustRun(`{"qa_id": "qa-ev", "question": "How do I reset the quokka cache?", "answer": "quokka cache --reset"}`+"\n", "qa", "import", "-")
+	c.mustRun("", "qa", "validate", "qa-ev", "fail")
+	out := c.mustRun("", "qa", "export")
+	if !strings.Contains(out, `"evidence":{`) || !strings.Contains(out, `"sources":{`) {
+		t.Fatalf("export carries no evidence: %.600s", out)
+	}
+	c2 := newCLI(t)
+	c2.mustRun(out, "qa", "import", "-")
+	b, a := byID(c.listRecords("test"))["qa-ev"], byID(c2.listRecords("test"))["qa-ev"]
+	if a.Status != b.Status || a.ConsecutiveFail != b.ConsecutiveFail || a.ValidationLevel != b.ValidationLevel || math.Abs(a.TrustScore-b.TrustScore) > 1e-6 {
+		t.Errorf("after export and import: status %s consecutive_fail %d level %d trust %.4f; before %s %d %d %.4f",
+			a.Status, a.ConsecutiveFail, a.ValidationLevel, a.TrustScore, b.Status, b.ConsecutiveFail, b.ValidationLevel, b.TrustScore)
 	}
 }

@@ -172,6 +172,11 @@ func (s *Store) List(ctx context.Context, req core.ListRequest) (core.ListPage, 
 				page.NextCursor = base64.RawURLEncoding.EncodeToString(lastKey[len(prefix):])
 				return nil
 			}
+			if req.Evidence {
+				if r.Evidence, err = ledger.Evidence(st.State); err != nil {
+					return err
+				}
+			}
 			page.Items = append(page.Items, r)
 			lastKey = slices.Clone(k)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/trust"
+	"github.com/memex-dev/memex/trust/ledger"
 )
 
 // fullRep reads a project's whole reputation book (admin paths).
@@ -161,6 +162,7 @@ func (s *Store) List(ctx context.Context, req core.ListRequest) (core.ListPage, 
 	now := s.cfg.clock().UTC()
 	page := core.ListPage{Items: []core.Record{}}
 	var last listEntry
+	var evErr error
 	err = s.walk(ctx, req.ProjectID, after, func(e listEntry, st *stored) bool {
 		r := s.refresh(rep, st, now)
 		if req.Status != "" && r.Status != req.Status ||
@@ -172,11 +174,16 @@ func (s *Store) List(ctx context.Context, req core.ListRequest) (core.ListPage, 
 			page.NextCursor = encodeCursor(last)
 			return false
 		}
+		if req.Evidence {
+			if r.Evidence, evErr = ledger.Evidence(st.State); evErr != nil {
+				return false
+			}
+		}
 		page.Items = append(page.Items, r)
 		last = e
 		return true
 	})
-	if err != nil {
+	if err = cmp.Or(err, evErr); err != nil {
 		return core.ListPage{}, s.wrap(ctx, op, err)
 	}
 	return page, nil

@@ -15,6 +15,7 @@ package ledger
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -327,11 +328,43 @@ func (l *Ledger) Verdict(e *Entry, req core.PatchRequest, rep trust.Reputation, 
 	return ch
 }
 
+// Evidence is st as a full export carries it (core.Record.Evidence).
+func Evidence(st *trust.State) (json.RawMessage, error) {
+	return json.Marshal(st)
+}
+
+// importedEvidence decodes an exported record's evidence; nil when r
+// carries none.
+func importedEvidence(r core.Record) (*trust.State, error) {
+	if len(r.Evidence) == 0 {
+		return nil, nil
+	}
+	var st trust.State
+	if err := json.Unmarshal(r.Evidence, &st); err != nil {
+		return nil, core.Invalid("evidence", "malformed evidence")
+	}
+	if st.Status != "" && !st.Status.Valid() {
+		return nil, core.Invalid("evidence", "unknown status")
+	}
+	if len(st.Sources) > trust.MaxSources {
+		return nil, core.Invalid("evidence", "more than %d sources", trust.MaxSources)
+	}
+	for _, e := range st.Sources {
+		if e == nil || e.S < 0 || e.F < 0 || e.S+e.F > 1+1e-9 {
+			return nil, core.Invalid("evidence", "a source's evidence is out of range")
+		}
+	}
+	return &st, nil
+}
+
 // Import returns the entry of an imported full record: status candidate
 // when none, created_at now when none, updated_at created_at when none,
 // the content hash when none, tags and shared projects never nil, the level
-// name from the validation level, and evidence rebuilt from the counters
-// (trust.ImportedState). The store passes now at its own precision.
+// name from the validation level. Its evidence is the one the record
+// carries (a full export: votes, change detector, creator, lifecycle, so
+// trust, level, status and block come back exactly), else rebuilt from the
+// counters (trust.ImportedState). The store passes now at its own
+// precision; ValidateImport has checked r.
 func (l *Ledger) Import(r core.Record, now time.Time) Entry {
 	if r.Status == "" {
 		r.Status = core.StatusCandidate
@@ -352,7 +385,22 @@ func (l *Ledger) Import(r core.Record, now time.Time) Entry {
 		r.SharedProjects = []string{}
 	}
 	r.Level = core.LevelName(r.ValidationLevel)
-	return Entry{Rec: r, State: trust.ImportedState(r)}
+	st, _ := importedEvidence(r)
+	r.Evidence = nil
+	if st == nil {
+		return Entry{Rec: r, State: trust.ImportedState(r)}
+	}
+	if st.Sources == nil {
+		st.Sources = map[string]*trust.SourceEvidence{}
+	}
+	if st.CreatedAt.IsZero() {
+		st.CreatedAt = r.CreatedAt.UTC()
+	}
+	if st.Status == "" {
+		st.Status = r.Status
+	}
+	r.Status = st.Status
+	return Entry{Rec: r, State: st}
 }
 
 // ValidateImport checks record i of an import.
@@ -365,6 +413,9 @@ func ValidateImport(i int, r core.Record) error {
 	}
 	if r.Status != "" && !r.Status.Valid() {
 		return fmt.Errorf("record %d: %w", i, core.Invalid("status", "unknown status"))
+	}
+	if _, err := importedEvidence(r); err != nil {
+		return fmt.Errorf("record %d: %w", i, err)
 	}
 	return nil
 }
