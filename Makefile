@@ -24,10 +24,11 @@ test: lint
 
 ## attack: the attack suite (docs/SECURITY.md): the secret corpus through every CLI and HTTP
 ## write path (records, store file, Redis AOF, answers, errors, logs), repo config trust,
-## redaction choke point, quotas, idempotency bound, auth limits; `make test` runs it too
+## redaction choke point, quotas, idempotency bound, auth limits, the isolation matrix and the
+## ledger's rules on both stores (lanes, quarantine, max_qas); `make test` runs it too
 attack:
-	$(GO) test -race -count=1 -timeout 10m -run 'TestAttack|TestRepoConfig|TestStore|TestExtractRedactsBeforeCutting|TestQuotaCounts|TestSearchResponseBounded|TestMaxQAsHolds|TestUnauthenticatedRate|TestInsecureLocalWith|TestIdempotency' \
-		./cmd/memex ./extract/... ./service
+	$(GO) test -race -count=1 -timeout 10m -run 'TestAttack|TestRepoConfig|TestStore|TestExtractRedactsBeforeCutting|TestQuotaCounts|TestSearchResponseBounded|TestMaxQAsHolds|TestUnauthenticatedRate|TestInsecureLocalWith|TestIdempotency|TestIsolationMatrix|TestLedgerRules' \
+		./cmd/memex ./extract/... ./service ./plugins/embedded ./plugins/redis
 
 ## test-integration: the integration tier — the slow and fault tests (files tagged
 ## `//go:build integration`: Redis kill/stall/cluster faults, 64 × 1,000 validations)
