@@ -27,8 +27,63 @@ const runExamples = `  memex run "why does go test -race fail with a data race o
   echo "explain the retry policy" | memex run --stdin --explain
   memex run --dry-run "how do I add a column with a default?"   # show the prompt, run nothing`
 
+// cmdRun is the loop of SPEC §1, one step per function: parse the flags
+// and the query, open memory (fail-open), search and select (the pre
+// step; --dry-run stops there), run the agent and --verify, then record
+// what the run proved and hand it to distillation (the post step). The
+// backend's exit code is memex's.
 func cmdRun(ctx context.Context, a *app, args []string) error {
 	began := time.Now()
+	r, err := a.newRun(args)
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	if err := r.openMemory(ctx); err != nil {
+		return err
+	}
+	preStart := time.Now()
+	pre, err := r.pre(ctx)
+	if err != nil || r.dryRun {
+		return err
+	}
+	r.tm.setup, r.tm.pre = preStart.Sub(began), time.Since(preStart)
+	res, out, err := r.runAgent(ctx, pre)
+	if err != nil {
+		return err
+	}
+	r.post(ctx, pre, res, out)
+	if res.ExitCode != 0 {
+		return &exitCodeError{code: res.ExitCode}
+	}
+	return nil
+}
+
+// agentRun is one memex run: its flags, configuration, query and backend, and
+// what it opened (the events file, the store, the engine).
+type agentRun struct {
+	a       *app
+	g       *globalFlags
+	s       *session
+	cfg     Config
+	query   string
+	be      agent.Backend
+	runID   string
+	red     *redact.Redactor
+	ev      *eventsFile
+	eng     *engine.Engine
+	tm      runTimings
+	memory  bool           // memory is on (config and --no-memory)
+	notes   core.ItemStore // the scoped store of notes, nil without one
+	session string         // the conversation (--session, MEMEX_SESSION)
+
+	noMemory, dryRun, explain bool
+	seed                      uint64
+}
+
+// newRun parses memex run's flags over the configuration, reads the query
+// and resolves the backend (for --dry-run, only what would run).
+func (a *app) newRun(args []string) (*agentRun, error) {
 	fs, g := a.newFlagSet("run", `run [flags] "query"   (or --prompt-file F, or --stdin)`, runExamples)
 	backend := fs.String("backend", "", "agent backend: claude, codex, gemini or a command (default claude)")
 	model := fs.String("model", "", "model passed to the backend")
@@ -41,14 +96,14 @@ func cmdRun(ctx context.Context, a *app, args []string) error {
 	promptFile := fs.String("prompt-file", "", "read the query from this file")
 	useStdin := fs.Bool("stdin", false, "read the query from stdin")
 	seed := fs.Uint64("seed", 0, "seed the gatekeeper's probation draw, for reproducible runs (0: random)")
-	session := fs.String("session", "", "the conversation this run belongs to: its notes are recalled and the run is noted in it (default: MEMEX_SESSION; docs/SCOPES.md)")
+	conversation := fs.String("session", "", "the conversation this run belongs to: its notes are recalled and the run is noted in it (default: MEMEX_SESSION; docs/SCOPES.md)")
 	pos, err := a.parseFlags(fs, args)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s, err := a.setup(g)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cfg := s.cfg
 	flagSet := map[string]bool{}
@@ -68,159 +123,178 @@ func cmdRun(ctx context.Context, a *app, args []string) error {
 	if flagSet["timeout"] {
 		cfg.Timeout = *timeout
 	}
-
-	query, err := a.readQuery(pos, *promptFile, *useStdin)
-	if err != nil {
-		return err
+	r := &agentRun{a: a, g: g, s: s, cfg: cfg, noMemory: *noMemory, dryRun: *dryRun, explain: *explain, seed: *seed,
+		session: cmp.Or(*conversation, cfg.Scopes.Session), red: redact.New(), runID: engine.NewID("run")}
+	if r.query, err = a.readQuery(pos, *promptFile, *useStdin); err != nil {
+		return nil, err
 	}
-
-	var be agent.Backend
-	if !*dryRun {
-		if be, err = agent.Resolve(cfg.Backend, cfg.Model, nil, nil); err != nil {
-			return err // names the backend and --backend
+	if !r.dryRun {
+		if r.be, err = agent.Resolve(cfg.Backend, cfg.Model, nil, nil); err != nil {
+			return nil, err // names the backend and --backend
 		}
 	} else if b, err := agent.Resolve(cfg.Backend, cfg.Model, nil, func(s string) (string, error) { return s, nil }); err == nil {
-		be = b // what would run: whether it takes a system prompt
+		r.be = b // what would run: whether it takes a system prompt
 	}
+	return r, nil
+}
 
-	red := redact.New()
-	runID := engine.NewID("run")
-	var ev *eventsFile
-	if cfg.Events != "" && !*dryRun {
-		if ev, err = openEvents(cfg.Events, runID, red); err != nil {
+// openMemory opens the events file and the store — memory fails open: an
+// unavailable store is reported and the run goes on without it — replays
+// the outbox, and builds the engine.
+func (r *agentRun) openMemory(ctx context.Context) error {
+	a, s, cfg := r.a, r.s, r.cfg
+	if cfg.Events != "" && !r.dryRun {
+		ev, err := openEvents(cfg.Events, r.runID, r.red)
+		if err != nil {
 			return err
 		}
-		defer func() {
-			if cerr := ev.close(); cerr != nil {
-				fmt.Fprintf(a.stderr, "memex: %v\n", cerr)
-			}
-		}()
+		r.ev = ev
 	}
-
-	memoryOn := cfg.Engine.Enabled && !*noMemory
-	if memoryOn {
+	r.memory = cfg.Engine.Enabled && !r.noMemory
+	if r.memory {
 		if err := a.openStore(ctx, s); err != nil {
-			// Memory fails open: report and run without it.
 			fmt.Fprintf(a.stderr, "memex: memory unavailable, running without it: %v\n", err)
-			ev.write("memory.error", map[string]any{"stage": "open", "error": err.Error()})
+			r.ev.write("memory.error", map[string]any{"stage": "open", "error": err.Error()})
 		}
-		defer func() { _ = s.close() }()
-		if !*dryRun {
-			a.flushOutbox(ctx, s.store, cfg.Engine.MemoryTimeout, ev) // cmd_outbox.go
+		if !r.dryRun {
+			a.flushOutbox(ctx, s.store, cfg.Engine.MemoryTimeout, r.ev) // cmd_outbox.go
 		}
 	}
-
 	hook := func(_ context.Context, se engine.StageEvent) {
 		data := map[string]any{"data": se.Data}
 		if se.Err != nil {
 			data["error"] = se.Err.Error()
 		}
-		ev.write(string(se.Stage), data)
+		r.ev.write(string(se.Stage), data)
 	}
-	opts := []engine.Option{engine.WithRedactor(red), engine.WithHook(hook)}
-	if *seed != 0 {
-		opts = append(opts, engine.WithRand(rand.New(rand.NewPCG(*seed, *seed))))
+	opts := []engine.Option{engine.WithRedactor(r.red), engine.WithHook(hook)}
+	if r.seed != 0 {
+		opts = append(opts, engine.WithRand(rand.New(rand.NewPCG(r.seed, r.seed))))
 	}
-	conversation := cmp.Or(*session, cfg.Scopes.Session)
-	notes := a.runNotes(s, memoryOn)
-	if notes != nil {
-		opts = append(opts, engine.WithNotes(a.noteRecaller(s, notes, conversation)))
+	r.notes = a.runNotes(s, r.memory)
+	if r.notes != nil {
+		opts = append(opts, engine.WithNotes(a.noteRecaller(s, r.notes, r.session)))
 	}
 	store, err := withSemantic(s.store, s.storeURL, cfg.Semantic, slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		fmt.Fprintf(a.stderr, "memex: semantic search off: %v\n", err)
 		store = s.store
 	}
-	eng := engine.New(store, cfg.Engine, opts...)
-	ev.write("run.start", map[string]any{
-		"project_id": s.project, "backend": cfg.Backend, "argv": be.Argv, "model": cfg.Model,
-		"verify": cfg.Verify, "memory": memoryOn, "query": query,
-	})
+	r.eng = engine.New(store, cfg.Engine, opts...)
+	return nil
+}
 
-	preStart := time.Now()
-	pre, err := eng.Pre(ctx, engine.Task{ProjectID: s.project, Query: query, RunID: runID, NoMemory: *noMemory, SystemPrompt: be.SystemFlag != ""})
-	if err != nil {
-		return err
+// close closes the store and the events file.
+func (r *agentRun) close() {
+	if r.memory {
+		_ = r.s.close()
 	}
+	if err := r.ev.close(); err != nil {
+		fmt.Fprintf(r.a.stderr, "memex: %v\n", err)
+	}
+}
+
+// pre searches memory and selects what the agent sees; --explain and
+// --dry-run print the decision (--dry-run also the prompts, on stdout).
+func (r *agentRun) pre(ctx context.Context) (engine.PreResult, error) {
+	a, cfg := r.a, r.cfg
+	r.ev.write("run.start", map[string]any{
+		"project_id": r.s.project, "backend": cfg.Backend, "argv": r.be.Argv, "model": cfg.Model,
+		"verify": cfg.Verify, "memory": r.memory, "query": r.query,
+	})
+	pre, err := r.eng.Pre(ctx, engine.Task{ProjectID: r.s.project, Query: r.query, RunID: r.runID, NoMemory: r.noMemory, SystemPrompt: r.be.SystemFlag != ""})
+	if err != nil {
+		return pre, err
+	}
+	r.tm.search = pre.SearchDuration
 	if pre.MemoryErr != nil {
 		fmt.Fprintf(a.stderr, "memex: memory unavailable, running without it: %v\n", pre.MemoryErr)
 	}
-	if *explain || *dryRun {
+	if r.explain || r.dryRun {
 		w := a.stderr
-		if *dryRun {
+		if r.dryRun {
 			w = a.stdout
 		}
 		printDecision(w, pre)
 	}
-	if *dryRun {
+	if r.dryRun {
 		if pre.System != "" {
-			fmt.Fprintf(a.stdout, "--- system prompt (%s) ---\n%s\n", be.SystemFlag, pre.System)
+			fmt.Fprintf(a.stdout, "--- system prompt (%s) ---\n%s\n", r.be.SystemFlag, pre.System)
 		}
 		fmt.Fprintf(a.stdout, "--- merged prompt ---\n%s\n", pre.Prompt)
-		return nil
 	}
+	return pre, nil
+}
 
+// runAgent runs the backend on the merged prompt, then --verify. A backend
+// that could not run, or a cancelled run, is an error (after run.end is
+// written); otherwise the outcome goes to the post step.
+func (r *agentRun) runAgent(ctx context.Context, pre engine.PreResult) (agent.RunResult, gatekeeper.Outcome, error) {
+	a, cfg := r.a, r.cfg
 	start := time.Now()
-	tm := runTimings{setup: preStart.Sub(began), pre: start.Sub(preStart), search: pre.SearchDuration}
-	res, runErr := agent.Run(ctx, be, agent.RunOptions{
+	res, err := agent.Run(ctx, r.be, agent.RunOptions{
 		Prompt:  pre.Prompt,
 		System:  pre.System,
-		Dir:     s.cwd,
-		Env:     a.runEnv(s, conversation, runID),
+		Dir:     r.s.cwd,
+		Env:     a.runEnv(r.s, r.session, r.runID),
 		Stdout:  a.stdout,
 		Stderr:  a.stderr,
 		Timeout: cfg.Timeout,
-		OnEvent: func(e core.Event) { ev.write("agent.event", e) },
+		OnEvent: func(e core.Event) { r.ev.write("agent.event", e) },
 	})
-	if runErr != nil {
-		ev.write("run.end", map[string]any{"error": runErr.Error(), "duration_ms": time.Since(start).Milliseconds()})
+	if err != nil {
+		r.ev.write("run.end", map[string]any{"error": err.Error(), "duration_ms": time.Since(start).Milliseconds()})
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return res, gatekeeper.Outcome{}, ctx.Err()
 		}
-		return fmt.Errorf("--backend %s: %w", cfg.Backend, runErr)
+		return res, gatekeeper.Outcome{}, fmt.Errorf("--backend %s: %w", cfg.Backend, err)
 	}
-
 	out := gatekeeper.Outcome{ExitCode: res.ExitCode, Duration: res.Duration, Events: res.Events}
 	if cfg.Verify != "" && ctx.Err() == nil {
-		code := a.runVerify(ctx, cfg.Verify, s.cwd)
+		code := a.runVerify(ctx, cfg.Verify, r.s.cwd)
 		out.Verify = &gatekeeper.VerifyResult{Command: cfg.Verify, ExitCode: code}
-		ev.write("verify", out.Verify)
+		r.ev.write("verify", out.Verify)
 	}
 	if ctx.Err() != nil {
-		ev.write("run.end", map[string]any{"exit_code": res.ExitCode, "canceled": true})
-		return ctx.Err()
+		r.ev.write("run.end", map[string]any{"exit_code": res.ExitCode, "canceled": true})
+		return res, out, ctx.Err()
 	}
+	r.tm.agent = time.Since(start)
+	return res, out, nil
+}
 
-	// Post writes must not be cut short by a Ctrl-C after the agent ended.
-	tm.agent = time.Since(start)
+// post records what the run proved (hits, validations, a candidate), notes
+// the run in its conversation, writes run.end, and hands the run to
+// distillation (afterRun). Its writes are not cut short by a Ctrl-C after
+// the agent ended; their errors are reported, never the exit code.
+func (r *agentRun) post(ctx context.Context, pre engine.PreResult, res agent.RunResult, out gatekeeper.Outcome) engine.PostResult {
+	a := r.a
+	ctx = context.WithoutCancel(ctx)
 	postStart := time.Now()
-	post, err := eng.Post(context.WithoutCancel(ctx), engine.PostInput{Pre: pre, Outcome: out})
-	tm.post = time.Since(postStart)
+	post, err := r.eng.Post(ctx, engine.PostInput{Pre: pre, Outcome: out})
+	r.tm.post = time.Since(postStart)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "memex: post: %v\n", err)
 	}
 	for _, e := range post.Errors {
 		fmt.Fprintf(a.stderr, "memex: memory: %v\n", e)
 	}
-	if err := a.noteRun(context.WithoutCancel(ctx), s, notes, conversation, pre, string(post.Evaluation.Result)); err != nil {
+	if err := a.noteRun(ctx, r.s, r.notes, r.session, pre, string(post.Evaluation.Result)); err != nil {
 		fmt.Fprintf(a.stderr, "memex: memory: conversation note: %v\n", err)
 	}
-	if *explain {
+	if r.explain {
 		printEvaluation(a.stderr, post)
-		tm.print(a.stderr)
+		r.tm.print(a.stderr)
 	}
-	ev.write("run.end", map[string]any{
+	r.ev.write("run.end", map[string]any{
 		"exit_code": res.ExitCode, "duration_ms": res.Duration.Milliseconds(),
 		"shown": pre.Shown, "used": post.Evaluation.Used, "result": post.Evaluation.Result,
 		"strength": post.Evaluation.Strength, "memory_errors": len(post.Errors),
 	})
-	if memoryOn {
-		a.afterRun(s, g, cfg, runID, query, ev, res.ExitCode, out, post.Evaluation) // cmd_distill.go
+	if r.memory {
+		a.afterRun(r.s, r.g, r.cfg, r.runID, r.query, r.ev, res.ExitCode, out, post.Evaluation) // cmd_distill.go
 	}
-	if res.ExitCode != 0 {
-		return &exitCodeError{code: res.ExitCode}
-	}
-	return nil
+	return post
 }
 
 // readQuery takes the query from exactly one of: the arguments,
