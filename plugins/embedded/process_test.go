@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -128,107 +127,6 @@ func waitHelper(t *testing.T, cmd *exec.Cmd) {
 	t.Helper()
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("helper %v: %v\n%s", cmd.Env[len(cmd.Env)-1], err, cmd.Stderr)
-	}
-}
-
-func TestMultiProcessImportAndSearch(t *testing.T) {
-	if testing.Short() {
-		t.Skip("multi-process test")
-	}
-	dir := t.TempDir()
-	path := filepath.Join(dir, "memex.db")
-	s := newTestStoreAt(t, path)
-	const n = 2000
-	stop := filepath.Join(dir, "stop")
-	imp1, out1 := helper(t, "import", path, "proj-one", strconv.Itoa(n), "100")
-	imp2, out2 := helper(t, "import", path, "proj-two", strconv.Itoa(n), "100")
-	srch, out3 := helper(t, "search", path, "proj-one", stop)
-	for _, out := range []*bufio.Scanner{out1, out2} {
-		for out.Scan() {
-			if !strings.HasPrefix(out.Text(), "ack ") {
-				t.Log(out.Text())
-			}
-		}
-	}
-	waitHelper(t, imp1)
-	waitHelper(t, imp2)
-	if err := os.WriteFile(stop, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var searches string
-	for out3.Scan() {
-		searches = out3.Text()
-		t.Log(searches)
-	}
-	waitHelper(t, srch)
-	t.Logf("searcher: %s", searches)
-
-	for _, p := range []string{"proj-one", "proj-two"} {
-		st, err := s.Stats(t.Context(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Total != n {
-			t.Errorf("%s: %d records, want %d", p, st.Total, n)
-		}
-		for _, i := range []int{0, n / 2, n - 1} {
-			if _, err := s.Get(t.Context(), p, fmt.Sprintf("%s-%d", p, i)); err != nil {
-				t.Errorf("Get %s-%d: %v", p, i, err)
-			}
-		}
-	}
-	ms, err := s.Search(t.Context(), core.SearchRequest{ProjectID: "proj-two", Query: coretest.Queries(coretest.Corpus(10, "proj-two", 42), 1)[0]})
-	if err != nil || len(ms) == 0 {
-		t.Errorf("search after concurrent imports: %d matches, %v", len(ms), err)
-	}
-}
-
-func TestKilledWriterLosesNothingAcknowledged(t *testing.T) {
-	if testing.Short() {
-		t.Skip("multi-process test")
-	}
-	path := filepath.Join(t.TempDir(), "memex.db")
-	if _, err := Open(path); err != nil {
-		t.Fatal(err)
-	}
-	cmd, out := helper(t, "import", path, "proj-kill", "20000", "50")
-	var acked []string
-	for len(acked) < 5 && out.Scan() {
-		if id, ok := strings.CutPrefix(out.Text(), "ack "); ok {
-			acked = append(acked, id)
-		}
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	for out.Scan() { // acks printed before the kill landed
-		if id, ok := strings.CutPrefix(out.Text(), "ack "); ok {
-			acked = append(acked, id)
-		}
-	}
-	_ = cmd.Wait()
-	if len(acked) < 5 {
-		t.Fatalf("helper acknowledged %d batches before dying: %s", len(acked), cmd.Stderr)
-	}
-	last, err := strconv.Atoi(strings.TrimPrefix(acked[len(acked)-1], "proj-kill-"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(path)
-	if err != nil {
-		t.Fatalf("store does not open after the writer was killed: %v", err)
-	}
-	if err := s.Ping(t.Context()); err != nil {
-		t.Fatalf("Ping: %v", err)
-	}
-	for i := 0; i <= last; i++ {
-		if _, err := s.Get(t.Context(), "proj-kill", fmt.Sprintf("proj-kill-%d", i)); err != nil {
-			t.Fatalf("acknowledged record proj-kill-%d (last ack %d): %v", i, last, err)
-		}
-	}
-	// The store still takes writes and stays consistent.
-	if _, err := s.RecordCandidate(t.Context(), core.CandidateRequest{ProjectID: "proj-kill", Question: "after the crash", Answer: "still works"}); err != nil {
-		t.Errorf("write after crash: %v", err)
 	}
 }
 
