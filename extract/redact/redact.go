@@ -240,19 +240,34 @@ func (r *Redactor) scan(s string) []cand {
 //
 // A match the rule rejects may hide one inside its secret group: in
 // "set it: DB_PASSWORD=x" the assignment rules first read "it" as the key
-// and "DB_PASSWORD=x" as its value. Regex matches do not overlap, so the
-// scan resumes at the rejected secret's start when that secret holds one
-// of the rule's keywords and starts after a character no name or token
-// holds (the anchors there mean what they mean in the whole text).
+// and "DB_PASSWORD=x" as its value. Regex matches do not overlap, so when
+// the rejected secret holds one of the rule's keywords and starts after a
+// byte no name or token holds (the anchors there mean what they mean in
+// the whole text), the rule is tried again from that start, for a match
+// starting before the rejected one ends (each retry starts further on, and
+// scans no further than the next match).
 func (r *Redactor) match(cs []cand, groups *[]string, i int, sub string, off int) []cand {
 	rule := &r.rules[i]
-	for _, loc := range r.regex(i).FindAllStringSubmatchIndex(sub, -1) {
+	re := r.regex(i)
+	for _, loc := range re.FindAllStringSubmatchIndex(sub, -1) {
+		end := loc[1]
 		a, b, ok := accept(rule, groups, sub, loc)
+		for !ok && a > loc[0] && !nameByte(sub[a-1]) &&
+			(len(rule.Keywords) == 0 || containsAny(asciiLower(sub[a:b]), rule.Keywords)) {
+			in := re.FindStringSubmatchIndex(sub[a:])
+			if in == nil || a+in[0] >= end {
+				break
+			}
+			for j := range in {
+				if in[j] >= 0 {
+					in[j] += a
+				}
+			}
+			loc = in
+			a, b, ok = accept(rule, groups, sub, loc)
+		}
 		if ok {
 			cs = append(cs, cand{start: off + a, end: off + b, prio: i})
-		} else if a > loc[0] && !nameByte(sub[a-1]) &&
-			(len(rule.Keywords) == 0 || containsAny(asciiLower(sub[a:b]), rule.Keywords)) {
-			return r.match(cs, groups, i, sub[a:], off+a)
 		}
 	}
 	return cs
