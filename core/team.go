@@ -97,6 +97,14 @@ type Auditor interface {
 	Audit(ctx context.Context, projectID string, since time.Time, limit int) ([]AuditEntry, error)
 }
 
+// AuditBatcher appends several entries at once: one transaction on the
+// embedded store, for the entries of one run. A decorator implements it
+// only over a store that does (core.As), so a caller falls back to
+// Auditor one entry at a time.
+type AuditBatcher interface {
+	AppendAudits(ctx context.Context, es []AuditEntry) error
+}
+
 // ProjectSummary is one project in GET /admin/v1/projects.
 type ProjectSummary struct {
 	ProjectID string         `json:"project_id"`

@@ -339,6 +339,9 @@ func (a *app) hookStop(ctx context.Context, h hooks.Host, in hooks.Input, s *ses
 	if err != nil {
 		return err
 	}
+	if err := a.recordRun(ctx, s, pre, post); err != nil {
+		log.printf("error: run log: %v", err)
+	}
 	if len(post.Errors) > 0 {
 		return fmt.Errorf("memory: %w", errors.Join(post.Errors...))
 	}

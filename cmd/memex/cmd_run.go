@@ -282,6 +282,9 @@ func (r *agentRun) post(ctx context.Context, pre engine.PreResult, res agent.Run
 	if err := a.noteRun(ctx, r.s, r.notes, r.session, pre, string(post.Evaluation.Result)); err != nil {
 		fmt.Fprintf(a.stderr, "memex: memory: conversation note: %v\n", err)
 	}
+	if err := a.recordRun(ctx, r.s, pre, post); err != nil {
+		fmt.Fprintf(a.stderr, "memex: memory: run log: %v\n", err)
+	}
 	if r.explain {
 		printEvaluation(a.stderr, post)
 		r.tm.print(a.stderr)

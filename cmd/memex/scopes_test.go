@@ -9,9 +9,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/internal/redistest"
+	"github.com/memex-dev/memex/plugins/embedded"
 	redisstore "github.com/memex-dev/memex/plugins/redis"
 	"github.com/memex-dev/memex/service"
 )
@@ -174,8 +176,8 @@ func TestHookScopes(t *testing.T) {
 }
 
 // TestNoteAudit: every local write and clear is in the audit log (the
-// embedded store keeps none: <data dir>/audit.jsonl) with who, what, when
-// and before → after, never the value.
+// embedded store's own, in its file) with who, what, when and before →
+// after, never the value.
 func TestNoteAudit(t *testing.T) {
 	c := newCLI(t)
 	c.env["MEMEX_USER"] = "alice"
@@ -183,16 +185,18 @@ func TestNoteAudit(t *testing.T) {
 	c.mustRun("", "note", "put", "--scope", "user", "k", `{"text":"second value"}`)
 	c.mustRun("", "note", "rm", "--scope", "user", "k")
 	c.mustRun("", "note", "clear", "--scope", "user")
-	b, err := os.ReadFile(filepath.Join(c.env["XDG_DATA_HOME"], "memex", "audit.jsonl"))
+	st, err := embedded.Open(c.store)
 	if err != nil {
 		t.Fatal(err)
 	}
+	entries, err := st.Audit(t.Context(), core.GlobalProject, time.Time{}, 100)
+	_ = st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(entries)
 	var got []string
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var e core.AuditEntry
-		if err := json.Unmarshal([]byte(line), &e); err != nil {
-			t.Fatalf("%v: %s", err, line)
-		}
+	for _, e := range entries {
 		if e.KeyID != "local:alice" || e.Namespace != "user/alice" || e.Time.IsZero() {
 			t.Errorf("entry %+v: want who, where and when", e)
 		}

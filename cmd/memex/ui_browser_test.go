@@ -580,6 +580,12 @@ func TestDashboardInBrowserOnLocalStore(t *testing.T) {
 	c.mustRun("", "qa", "validate", ids[0], "pass")
 	c.mustRun("", "qa", "validate", ids[1], "pass")
 	c.mustRun("", "qa", "validate", ids[2], "fail")
+	// Two local runs, recorded in the store's audit log: one shown and
+	// citing ids[0] (validated by its --verify), one learning a candidate.
+	for _, q := range []string{"How do I rebuild the index?", raceQuery} {
+		c.mustRun("", "run", "--seed", "1", "--backend", agentPath(t), "--verify", "true", q)
+	}
+	learned := c.listRecords("test")[0].QAID // the newest: the run's candidate
 
 	stdout, stderr := startMemex(t, c, "ui", "--store", c.store, "--project", "test")
 	var url string
@@ -601,7 +607,7 @@ func TestDashboardInBrowserOnLocalStore(t *testing.T) {
 	if p := b.path(); p != "/ui/" {
 		t.Fatalf("memex ui opened %s, want the projects page without a login", p)
 	}
-	if got := b.text(`section[data-project="test"] h2 span`); got != "4 QAs" {
+	if got := b.text(`section[data-project="test"] h2 span`); got != "5 QAs" {
 		t.Errorf("projects page: %q for project test", got)
 	}
 	b.open(base + "/ui/p/test")
@@ -621,7 +627,70 @@ func TestDashboardInBrowserOnLocalStore(t *testing.T) {
 	if n := eval[int](b, fmt.Sprintf(`document.querySelectorAll('#audit tr[data-action="deprecate"][data-key="local"][data-qa=%q]').length`, ids[2])); n != 1 {
 		t.Errorf("audit page shows %d deprecations of %s by local, want 1", n, ids[2])
 	}
+	// The runs page shows each local run as the audit log recorded it.
+	var au wire.AuditResponse
+	a.call("", "GET", "/admin/v1/audit?project_id=test&limit=1000", nil, &au)
+	type runWant struct{ injected, cited, learned []string }
+	want := map[string]*runWant{}
+	for _, e := range au.Entries {
+		if e.RunID == "" {
+			continue
+		}
+		if !strings.HasPrefix(e.KeyID, "local:") {
+			t.Errorf("run entry by %q, want the local user", e.KeyID)
+		}
+		w := want[e.RunID]
+		if w == nil {
+			w = &runWant{}
+			want[e.RunID] = w
+		}
+		switch e.Action {
+		case "hit":
+			w.injected = append(w.injected, e.QAID)
+			if e.After["used"] == true {
+				w.cited = append(w.cited, e.QAID)
+			}
+		case "candidate":
+			w.learned = append(w.learned, e.QAID)
+		}
+	}
+	if len(want) != 2 {
+		t.Fatalf("the audit log holds %d runs, want the 2 local ones: %+v", len(want), au.Entries)
+	}
 	b.open(base + "/ui/runs?project=test")
+	cells := func(run string, col int) []string {
+		return eval[[]string](b, fmt.Sprintf(`[...document.querySelectorAll('#runs tr[data-run=%q] td:nth-child(%d) a')].map(a => a.textContent)`, run, col))
+	}
+	for run, w := range want {
+		for _, c := range []struct {
+			name string
+			col  int
+			want []string
+		}{{"injected", 4, w.injected}, {"cited", 5, w.cited}, {"learned", 7, w.learned}} {
+			if got := cells(run, c.col); strings.Join(got, ",") != strings.Join(c.want, ",") {
+				t.Errorf("runs page: run %s %s %v, the audit log says %v", run, c.name, got, c.want)
+			}
+		}
+	}
+	if n := eval[int](b, `document.querySelectorAll('#runs tr[data-run]').length`); n != 2 {
+		t.Errorf("runs page lists %d runs, want 2", n)
+	}
+	if got := eval[[]string](b, `[...document.querySelectorAll('#runs td:nth-child(5) a')].map(a => a.textContent)`); strings.Join(got, ",") != ids[0] {
+		t.Errorf("runs page: cited %v, want %s", got, ids[0])
+	}
+	if got := eval[[]string](b, `[...document.querySelectorAll('#runs td:nth-child(7) a')].map(a => a.textContent)`); strings.Join(got, ",") != learned {
+		t.Errorf("runs page: learned %v, want %s", got, learned)
+	}
+	b.shot("runs-local")
+	// The QA page of the cited QA: where it was injected, cited, and its
+	// trust over time from the run's validation.
+	b.open(base + "/ui/p/test/qa/" + ids[0])
+	if got := eval[[]string](b, `[...document.querySelectorAll('#injections tr td:nth-child(6)')].map(td => td.textContent)`); strings.Join(got, ",") != "cited" {
+		t.Errorf("QA page injections: cited column %v, want one cited injection", got)
+	}
+	if n := eval[int](b, `document.querySelectorAll('#trust-over-time circle[data-trust]').length`); n < 2 {
+		t.Errorf("the trust-over-time chart has %d points, want the run's validation and now", n)
+	}
 	if errs := b.errors(); len(errs) > 0 {
 		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
 	}

@@ -60,6 +60,7 @@ func Run(t *testing.T, newPlugin func(t *testing.T) core.MemoryPlugin) {
 		{"Pinger", testPinger},
 		{"CandidateBatcher", testCandidateBatcher},
 		{"RunRecorder", testRunRecorder},
+		{"Auditor", testAuditor},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newPlugin) })

@@ -213,6 +213,11 @@ func (s *Store) AppendAudit(ctx context.Context, e core.AuditEntry) error {
 	if !ok {
 		return unsupported(s.p, "keep an audit log")
 	}
+	return a.AppendAudit(ctx, s.redactAudit(e))
+}
+
+// redactAudit redacts an entry's ids, names and before/after values.
+func (s *Store) redactAudit(e core.AuditEntry) core.AuditEntry {
 	e.KeyID, e.RunID, e.ReceiptID = s.id(e.KeyID), s.id(e.RunID), s.id(e.ReceiptID)
 	e.Namespace, _ = s.r.Redact(e.Namespace)
 	e.Key, _ = s.r.Redact(e.Key)
@@ -224,7 +229,21 @@ func (s *Store) AppendAudit(ctx context.Context, e core.AuditEntry) error {
 		v, _ := s.r.RedactValue(e.After)
 		e.After = v.(map[string]any)
 	}
-	return a.AppendAudit(ctx, e)
+	return e
+}
+
+// AppendAudits redacts every entry like AppendAudit and appends them in
+// one call (core.As finds it only over a store that batches).
+func (s *Store) AppendAudits(ctx context.Context, es []core.AuditEntry) error {
+	b, ok := core.As[core.AuditBatcher](s.p)
+	if !ok {
+		return unsupported(s.p, "append audit entries in a batch")
+	}
+	out := make([]core.AuditEntry, len(es))
+	for i, e := range es {
+		out[i] = s.redactAudit(e)
+	}
+	return b.AppendAudits(ctx, out)
 }
 
 // Audit is the wrapped store's.

@@ -69,6 +69,10 @@ func (r *recorder) RecordRun(_ context.Context, rep core.RunReport) (core.RunRec
 	return core.RunRecords{}, nil
 }
 func (r *recorder) AppendAudit(_ context.Context, e core.AuditEntry) error { r.keep(e); return nil }
+func (r *recorder) AppendAudits(_ context.Context, es []core.AuditEntry) error {
+	r.keep(es)
+	return nil
+}
 func (r *recorder) Audit(context.Context, string, time.Time, int) ([]core.AuditEntry, error) {
 	return nil, nil
 }
@@ -117,6 +121,10 @@ func TestStoreRedactsEveryWrite(t *testing.T) {
 		},
 		"AppendAudit": func() error {
 			return s.AppendAudit(ctx, core.AuditEntry{ProjectID: "p", RunID: ghToken, ReceiptID: ghToken, After: map[string]any{"x": secret}})
+		},
+		"AppendAudits": func() error {
+			return s.AppendAudits(ctx, []core.AuditEntry{{ProjectID: "p", RunID: ghToken, Key: ghToken, After: map[string]any{"x": secret}},
+				{ProjectID: "p", Namespace: "user/" + ghToken, Before: map[string]any{"y": secret}}})
 		},
 	}
 	for name, call := range calls {
@@ -186,6 +194,7 @@ func TestStoreCoversEveryCoreCapability(t *testing.T) {
 		"CandidateBatcher": reflect.TypeFor[core.CandidateBatcher](),
 		"RunRecorder":      reflect.TypeFor[core.RunRecorder](),
 		"Auditor":          reflect.TypeFor[core.Auditor](),
+		"AuditBatcher":     reflect.TypeFor[core.AuditBatcher](),
 		"Unwrapper":        reflect.TypeFor[core.Unwrapper](),
 		"ItemsProvider":    reflect.TypeFor[core.ItemsProvider](),
 	}

@@ -59,6 +59,7 @@ type config struct {
 	params      trust.Params
 	lockTimeout time.Duration
 	keepOpen    bool
+	auditKeep   int // entries the audit log keeps per project (AuditKeep)
 }
 
 // WithClock injects the clock used for timestamps, freshness and expiry.
@@ -80,6 +81,10 @@ func WithLockTimeout(d time.Duration) Option { return func(c *config) { c.lockTi
 // for the Store's lifetime: exclusive mode, for a long-lived single process
 // such as memex serve.
 func WithKeepOpen() Option { return func(c *config) { c.keepOpen = true } }
+
+// WithAuditKeep sets how many audit entries are kept per project (default
+// AuditKeep; older ones are pruned).
+func WithAuditKeep(n int) Option { return func(c *config) { c.auditKeep = n } }
 
 // Store is the embedded memory store. It is safe for concurrent use.
 type Store struct {
