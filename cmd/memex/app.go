@@ -18,8 +18,12 @@ const (
 	exitCanceled = 130
 )
 
-// usageError is a command-line mistake: exit code 2.
-type usageError struct{ msg string }
+// usageError is a command-line mistake: exit code 2. named is true when
+// msg already names the command ("memex run: …"), so it is printed as is.
+type usageError struct {
+	msg   string
+	named bool
+}
 
 func (e *usageError) Error() string { return e.msg }
 
@@ -106,10 +110,14 @@ func (a *app) main(ctx context.Context, args []string) int {
 	err := a.dispatch(ctx, args)
 	code := exitCode(err)
 	var ce *exitCodeError
+	var ue *usageError
 	if err != nil && !errors.As(err, &ce) && !errors.Is(err, flag.ErrHelp) {
-		if code == exitCanceled {
+		switch {
+		case code == exitCanceled:
 			fmt.Fprintln(a.stderr, "memex: canceled")
-		} else {
+		case errors.As(err, &ue) && ue.named && err.Error() == ue.msg:
+			fmt.Fprintln(a.stderr, ue.msg)
+		default:
 			fmt.Fprintf(a.stderr, "memex: %v\n", err)
 		}
 		if code == exitUsage {
@@ -204,7 +212,7 @@ func (a *app) parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 				a.printUsage(fs)
 				return nil, err
 			}
-			return nil, usagef("%s: %v", fs.Name(), err)
+			return nil, flagError(fs.Name(), err)
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -218,6 +226,24 @@ func (a *app) parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// flagError is a flag parse error of command name ("memex run") in
+// memex's words, whatever the command: "memex run: unknown flag --bogus",
+// "memex run: flag --verify needs a value", "memex run: invalid value "x"
+// for --timeout: …".
+func flagError(name string, err error) error {
+	msg := err.Error()
+	if f, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		msg = "unknown flag --" + strings.TrimLeft(f, "-")
+	} else if f, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		msg = "flag --" + strings.TrimLeft(f, "-") + " needs a value"
+	} else if strings.Contains(msg, " for flag -") {
+		msg = strings.Replace(msg, " for flag -", " for --", 1)
+	} else {
+		msg = strings.Replace(msg, " for -", " for --", 1)
+	}
+	return &usageError{msg: name + ": " + msg, named: true}
 }
 
 // errStore wraps errors of opening a store with the URL (never its

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +17,7 @@ import (
 	"github.com/memex-dev/memex/engine"
 	"github.com/memex-dev/memex/gatekeeper"
 	"github.com/memex-dev/memex/service"
+	"github.com/memex-dev/memex/trust"
 )
 
 // Config is the resolved configuration: defaults, then the user config
@@ -28,7 +31,10 @@ type Config struct {
 	Warnings []string
 
 	Project string // [memory] project
-	Store   string // [memory] store
+	// ProjectFrom says where Project was set: "--project", "MEMEX_PROJECT"
+	// or "config file <path>"; empty when nothing set it.
+	ProjectFrom string
+	Store       string // [memory] store
 
 	// serving: the store is opened for memex serve, the team flavour of
 	// the trust model (the creator's own reports do not count, SPEC §5.1)
@@ -410,7 +416,7 @@ func loadConfig(getenv func(string) string, cwd string, g *globalFlags) (Config,
 		return cfg, err
 	}
 	if g.project != "" {
-		cfg.Project = g.project
+		cfg.Project, cfg.ProjectFrom = g.project, "--project"
 	}
 	if g.store != "" {
 		cfg.Store = g.store
@@ -435,7 +441,7 @@ func applyFile(cfg *Config, path string, b []byte) error {
 		line := keyLine(string(b), k)
 		return fmt.Errorf("config %s:%d: unknown key %q", path, line, k.String())
 	}
-	return fc.apply(cfg, path)
+	return fc.apply(cfg, path, string(b))
 }
 
 // keyLine finds the line of key k in a TOML text (1-based; 0 if not found):
@@ -481,14 +487,36 @@ func unquoteKey(s string) string {
 	return strings.Join(parts, ".")
 }
 
-func (fc *fileConfig) apply(cfg *Config, path string) error {
-	bad := func(key, msg string) error { return fmt.Errorf("config %s: %s: %s", path, key, msg) }
+// apply sets cfg from the decoded file; text is the file as written, so
+// an invalid value's error names its line.
+func (fc *fileConfig) apply(cfg *Config, path, text string) error {
+	bad := func(key, msg string) error {
+		if line := keyLine(text, toml.Key(strings.Split(key, "."))); line > 0 {
+			return fmt.Errorf("config %s:%d: %s: %s", path, line, key, msg)
+		}
+		return fmt.Errorf("config %s: %s: %s", path, key, msg)
+	}
+	// between checks a value the file sets against its valid range.
+	between := func(key string, v *float64, lo, hi float64) error {
+		if v != nil && !(*v >= lo && *v <= hi) {
+			return bad(key, fmt.Sprintf("%g is out of range: must be between %g and %g", *v, lo, hi))
+		}
+		return nil
+	}
+	betweenInt := func(key string, v *int, lo, hi int) error {
+		if v != nil && (*v < lo || *v > hi) {
+			return bad(key, fmt.Sprintf("%d is out of range: must be between %d and %d", *v, lo, hi))
+		}
+		return nil
+	}
 	set(&cfg.HooksEnabled, fc.Hooks.Enabled)
 	if err := fc.applyDistill(cfg, path); err != nil {
 		return err
 	}
 	m := fc.Memory
-	set(&cfg.Project, m.Project)
+	if m.Project != nil {
+		cfg.Project, cfg.ProjectFrom = *m.Project, "config file "+path
+	}
 	set(&cfg.Store, m.Store)
 	if m.Timeout != nil {
 		cfg.Engine.MemoryTimeout = time.Duration(*m.Timeout)
@@ -497,11 +525,11 @@ func (fc *fileConfig) apply(cfg *Config, path string) error {
 	set(&cfg.Engine.MinScore, m.MinScore)
 	set(&cfg.Engine.Enabled, m.Enabled)
 	set(&cfg.Engine.SkipL0, m.SkipL0)
-	if cfg.Engine.SearchLimit < 1 || cfg.Engine.SearchLimit > core.MaxSearchLimit {
-		return bad("memory.search_limit", fmt.Sprintf("must be between 1 and %d", core.MaxSearchLimit))
-	}
-	if cfg.Engine.MinScore < 0 || cfg.Engine.MinScore > 1 {
-		return bad("memory.min_score", "must be between 0 and 1")
+	if err := cmp.Or(
+		betweenInt("memory.search_limit", m.SearchLimit, 1, core.MaxSearchLimit),
+		between("memory.min_score", m.MinScore, 0, 1),
+	); err != nil {
+		return err
 	}
 
 	g := fc.Gatekeeper
@@ -526,6 +554,15 @@ func (fc *fileConfig) apply(cfg *Config, path string) error {
 			}
 			gk.ActiveStatuses = append(gk.ActiveStatuses, st)
 		}
+	}
+	if err := cmp.Or(
+		between("gatekeeper.min_score", g.MinScore, 0, 1),
+		between("gatekeeper.min_trust_show", g.MinTrustShow, 0, 1),
+		betweenInt("gatekeeper.min_level_inject", g.MinLevelInject, 0, trust.MaxLevel),
+		betweenInt("gatekeeper.min_level_fallback", g.MinLevelFallback, 0, trust.MaxLevel),
+		betweenInt("gatekeeper.block_if_consecutive_fail_ge", g.BlockIfConsecutiveFailGE, 0, math.MaxInt32),
+	); err != nil {
+		return err
 	}
 	set(&gk.MinScore, g.MinScore)
 	set(&gk.MaxInject, g.MaxInject)
@@ -621,6 +658,9 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 		if v := getenv(k); v != "" {
 			*p = v
 		}
+	}
+	if getenv("MEMEX_PROJECT") != "" {
+		cfg.ProjectFrom = "MEMEX_PROJECT"
 	}
 	if v := getenv("MEMEX_USER"); v != "" {
 		cfg.Scopes.User = v

@@ -468,8 +468,8 @@ func TestGitRepoConfigAndProject(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, from := resolveProject(cfg, sub)
-	if id != "github-com-acme-app" || from != "git remote" {
-		t.Errorf("project = %q from %s, want github-com-acme-app from git remote", id, from)
+	if id != "github-com-acme-app" || from != "git remote origin" {
+		t.Errorf("project = %q from %s, want github-com-acme-app from git remote origin", id, from)
 	}
 	if err := os.WriteFile(filepath.Join(repo, ".memex.toml"), []byte("[run]\nbackend = \"gemini\"\n[memory]\nproject = \"team\"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -671,7 +671,7 @@ func TestDoctor(t *testing.T) {
 	c := newCLI(t)
 	c.env["MEMEX_BACKEND"] = agentPath(t)
 	out := c.mustRun("", "doctor")
-	for _, want := range []string{`(?m)^ok\s+store\s.*embedded`, `(?m)^ok\s+project\s+test \(from config\)`,
+	for _, want := range []string{`(?m)^ok\s+store\s.*embedded`, `(?m)^ok\s+project\s+test \(from --project\)`,
 		`MEMEX_BACKEND set`, `(?m)^ok\s+default backend\s.*agent\.sh`} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("doctor output does not match %s:\n%s", want, out)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -9,23 +10,23 @@ import (
 	"github.com/memex-dev/memex/core"
 )
 
-// resolveProject returns the project id and how it was found: the
-// configured one (flag, env or file), else the git remote origin as
-// host/owner/repo, else the git root path, else the working directory —
-// always sanitised with core.SanitizeProjectID.
+// resolveProject returns the project id and where it came from: the
+// configured one (--project, MEMEX_PROJECT or a config file, named), else
+// the git remote origin as host/owner/repo, else the git root path, else
+// the working directory — always sanitised with core.SanitizeProjectID.
 func resolveProject(cfg Config, cwd string) (id, from string) {
 	if cfg.Project != "" {
-		return core.SanitizeProjectID(cfg.Project), "config"
+		return core.SanitizeProjectID(cfg.Project), cmp.Or(cfg.ProjectFrom, "config")
 	}
 	if remote := gitRemoteOrigin(cwd); remote != "" {
 		if p := remoteProject(remote); p != "" {
-			return core.SanitizeProjectID(p), "git remote"
+			return core.SanitizeProjectID(p), "git remote origin"
 		}
 	}
 	if root := gitRoot(cwd); root != "" {
-		return core.SanitizeProjectID(root), "git root"
+		return core.SanitizeProjectID(root), "git root " + root
 	}
-	return core.SanitizeProjectID(cwd), "working directory"
+	return core.SanitizeProjectID(cwd), "working directory " + cwd
 }
 
 // remoteProject turns a git remote URL into host/owner/repo: scp-like
