@@ -125,7 +125,7 @@ func (s *Store) List(ctx context.Context, req core.ListRequest) (core.ListPage, 
 		}
 		after = c
 	}
-	q := strings.ToLower(req.Q)
+	listed := ledger.ListFilter(req)
 	now := s.cfg.clock().UTC()
 	page := core.ListPage{Items: []core.Record{}}
 	err := s.view(ctx, "list", func(tx *bolt.Tx) error {
@@ -163,9 +163,7 @@ func (s *Store) List(ctx context.Context, req core.ListRequest) (core.ListPage, 
 			}
 			s.ledger.Refresh(&st.Entry, rep, now)
 			r := st.Rec
-			if req.Status != "" && r.Status != req.Status ||
-				r.ValidationLevel < req.MinLevel ||
-				q != "" && !strings.Contains(strings.ToLower(r.Question), q) && !strings.Contains(strings.ToLower(r.Answer), q) {
+			if !listed(r) {
 				continue
 			}
 			if len(page.Items) == limit {

@@ -78,21 +78,12 @@ func visibleScopes(project string) []string {
 	return []string{ownScope(project), ownScope(core.GlobalProject), sharedScope(project)}
 }
 
-// indexScopes are the scopes a record is indexed into. A global QA is
-// visible everywhere already, and a QA shared with its own project would be
-// counted twice, so neither gets a shared posting.
+// indexScopes are the scopes a record is indexed into: its owner's, and
+// one per project it is shared into (ledger.SharedInto).
 func indexScopes(rec core.Record) []string {
 	out := []string{ownScope(rec.ProjectID)}
-	if rec.ProjectID == core.GlobalProject {
-		return out
-	}
-	for _, p := range rec.SharedProjects {
-		if p == rec.ProjectID || p == core.GlobalProject {
-			continue
-		}
-		if sc := sharedScope(p); !slices.Contains(out, sc) {
-			out = append(out, sc)
-		}
+	for _, p := range ledger.SharedInto(rec.ProjectID, rec.SharedProjects) {
+		out = append(out, sharedScope(p))
 	}
 	return out
 }

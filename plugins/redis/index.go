@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/trust/ledger"
 )
 
 // lockMany locks the stripes of ids of project in a fixed order and
@@ -42,20 +43,11 @@ func (s *Store) lockMany(ctx context.Context, project string, ids []string) (fun
 }
 
 // indexScopes are the scopes of the owner's index a record is in: its own,
-// and one per project it is shared with (not itself, not global; a global
-// QA is visible everywhere already).
+// and one per project it is shared into (ledger.SharedInto).
 func indexScopes(project string, shared []string) []string {
 	out := []string{ownScope}
-	if project == core.GlobalProject {
-		return out
-	}
-	for _, p := range shared {
-		if p == project || p == core.GlobalProject {
-			continue
-		}
-		if sc := sharedScope(p); !slices.Contains(out, sc) {
-			out = append(out, sc)
-		}
+	for _, p := range ledger.SharedInto(project, shared) {
+		out = append(out, sharedScope(p))
 	}
 	return out
 }

@@ -158,16 +158,14 @@ func (s *Store) List(ctx context.Context, req core.ListRequest) (core.ListPage, 
 	if err != nil {
 		return core.ListPage{}, s.wrap(ctx, op, err)
 	}
-	q := strings.ToLower(req.Q)
+	listed := ledger.ListFilter(req)
 	now := s.cfg.clock().UTC()
 	page := core.ListPage{Items: []core.Record{}}
 	var last listEntry
 	var evErr error
 	err = s.walk(ctx, req.ProjectID, after, func(e listEntry, st *stored) bool {
 		r := s.refresh(rep, st, now)
-		if req.Status != "" && r.Status != req.Status ||
-			r.ValidationLevel < req.MinLevel ||
-			q != "" && !strings.Contains(strings.ToLower(r.Question), q) && !strings.Contains(strings.ToLower(r.Answer), q) {
+		if !listed(r) {
 			return true
 		}
 		if len(page.Items) == limit {

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/memex-dev/memex/core"
@@ -153,6 +154,37 @@ func QAQuota(held, max int) error {
 // read from project: its own, global, or shared with it (SPEC §4).
 func Visible(owner string, shared []string, project string) bool {
 	return owner == project || owner == core.GlobalProject || slices.Contains(shared, project)
+}
+
+// SharedInto are the projects whose searches see a QA owned by owner and
+// shared with shared, besides the owner's own and global: each once, in
+// order. A global QA is visible everywhere already and a QA shared with its
+// own project would be counted twice, so neither gets one (SPEC §4). A
+// store indexes the QA under its owner's scope and one shared scope per
+// project here.
+func SharedInto(owner string, shared []string) []string {
+	var out []string
+	if owner == core.GlobalProject {
+		return out
+	}
+	for _, p := range shared {
+		if p != owner && p != core.GlobalProject && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// ListFilter is the filter of a list request over a project's records: the
+// status, the minimum validation level, and the text query, a
+// case-insensitive substring of the question or the answer.
+func ListFilter(req core.ListRequest) func(core.Record) bool {
+	q := strings.ToLower(req.Q)
+	return func(r core.Record) bool {
+		return (req.Status == "" || r.Status == req.Status) &&
+			r.ValidationLevel >= req.MinLevel &&
+			(q == "" || strings.Contains(strings.ToLower(r.Question), q) || strings.Contains(strings.ToLower(r.Answer), q))
+	}
 }
 
 // NotFound is the error of a QA that does not exist or is not visible.
