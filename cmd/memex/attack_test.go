@@ -250,7 +250,18 @@ func TestAttackSecretCorpusServeRedisAOF(t *testing.T) {
 	if _, err := srv.Cli("BGREWRITEAOF"); err != nil {
 		t.Logf("BGREWRITEAOF: %v", err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	// Read the files once the rewrite is done (the rewritten AOF is checked
+	// too), however long it takes on this machine.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		info, err := srv.Cli("INFO", "persistence")
+		if err == nil && strings.Contains(info, "aof_rewrite_in_progress:0") && strings.Contains(info, "aof_rewrite_scheduled:0") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the AOF rewrite did not finish in 30 s: %v\n%s", err, info)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	var aof bytes.Buffer
 	_ = filepath.WalkDir(srv.Dir(), func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
