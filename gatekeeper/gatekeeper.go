@@ -73,7 +73,10 @@ const DefaultMaxBlockChars = 9000
 // DefaultConfig is memex's default profile.
 func DefaultConfig() Config {
 	return Config{
-		ActiveStatuses: []core.Status{core.StatusCandidate, core.StatusActive, core.StatusVerified, core.StatusFrozen},
+		// Stale QAs are usable but never trusted: only the probation slot
+		// shows one (labelled stale), so it can still earn the pass that
+		// clears it or the fail that deprecates it (SPEC §5.3).
+		ActiveStatuses: []core.Status{core.StatusCandidate, core.StatusActive, core.StatusVerified, core.StatusFrozen, core.StatusStale},
 		MinScore:       0.2, MaxInject: 3, MinLevelInject: 2, MinLevelFallback: 1, MinTrustShow: 0.40,
 		BlockIfConsecutiveFailGE: 3, SkipIfTop1ScoreGE: 0, Order: OrderTrust, ExploreSlots: 1,
 		MaxItems: 4, MaxAnswerChars: 900, MaxBlockChars: DefaultMaxBlockChars, Placement: "user", IncludeMeta: true,

@@ -34,7 +34,7 @@ func TestSelectDefaultFilters(t *testing.T) {
 	}{
 		{"empty id", trustedM("", 0.9, 0.9), ReasonFilteredInvalid},
 		{"deprecated", with(trustedM("x", 0.9, 0.9), func(m *core.Match) { m.Status = core.StatusDeprecated }), ReasonFilteredStatus},
-		{"stale status not in active statuses", with(trustedM("x", 0.9, 0.9), func(m *core.Match) { m.Status = core.StatusStale }), ReasonFilteredStatus},
+		{"stale is usable, never trusted", with(trustedM("x", 0.9, 0.9), func(m *core.Match) { m.Status = core.StatusStale }), ReasonSkippedStale},
 		{"unknown status", with(trustedM("x", 0.9, 0.9), func(m *core.Match) { m.Status = "weird" }), ReasonFilteredStatus},
 		{"candidate is usable", with(trustedM("x", 0.9, 0.9), func(m *core.Match) { m.Status = core.StatusCandidate }), ReasonChosenTrusted},
 		{"expired", with(trustedM("x", 0.9, 0.9), func(m *core.Match) { m.ExpiryAt = &past }), ReasonFilteredExpired},
@@ -116,7 +116,6 @@ func TestSelectDefaultTrustedOrder(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := DefaultConfig()
-			cfg.ActiveStatuses = append(cfg.ActiveStatuses, core.StatusStale)
 			cfg.ExploreSlots = 0
 			d := Select(tt.in, cfg, now, seeded(1))
 			if diff := cmp.Diff(tt.want, ids(d.Items)); diff != "" {
@@ -343,5 +342,26 @@ func TestSelectHumanVerified(t *testing.T) {
 	c := Select([]core.Match{verified}, CompatConfig(), now, nil)
 	if len(c.Items) != 0 {
 		t.Errorf("compat profile took a level-0 verified QA: %v", ids(c.Items))
+	}
+}
+
+// TestSelectStaleThroughProbation: a stale QA is never trusted, but the
+// probation slot may show it, labelled stale, so a run can earn it the pass
+// that clears it or the fail that deprecates it.
+func TestSelectStaleThroughProbation(t *testing.T) {
+	stale := with(candM("stale", 40, 2, 0.9), func(m *core.Match) { m.Status, m.ValidationLevel = core.StatusStale, 3 })
+	d := Select([]core.Match{trustedM("t1", 0.9, 0.9), stale}, DefaultConfig(), now, seeded(3))
+	var got *Item
+	for i := range d.Items {
+		if d.Items[i].QAID == "stale" {
+			got = &d.Items[i]
+		}
+	}
+	if got == nil || !got.Probation {
+		t.Fatalf("items %v, reasons %v: want the stale QA in the probation slot", ids(d.Items), d.Reasons)
+	}
+	b := Render(d.Items, DefaultConfig(), now)
+	if !strings.Contains(b.Text, StaleLabel) || strings.Count(b.Text, ProbationLabel) != 0 {
+		t.Errorf("block does not label the stale item stale:\n%s", b.Text)
 	}
 }

@@ -688,6 +688,20 @@ func (m *Model) SetStatusEffects(st *State, s core.Status, now time.Time) Effect
 	return eff
 }
 
+// Retirable reports whether the model may deprecate st on its own: not a
+// human's status, not frozen, not already deprecated.
+func (m *Model) Retirable(st *State) bool {
+	return automatic(st) && st.Status != core.StatusDeprecated
+}
+
+// Retire deprecates st (Retirable) without counting it against its
+// creator: the expiry job's verdict on a QA left blocked, not evidence.
+func (m *Model) Retire(st *State) {
+	if m.Retirable(st) {
+		st.Status = core.StatusDeprecated
+	}
+}
+
 // Expire reports whether a QA in st should be deprecated by the expiry job
 // at now, and if so deprecates it: a QA with no counted pass within
 // CandidateTTL of its creation. QAs that were ever validated never expire by

@@ -60,6 +60,7 @@ func RunLedger(t *testing.T, open OpenFunc) {
 		{"OwnIDsNeverDropped", testOwnIDsNeverDropped},
 		{"OwnIDTaken", testOwnIDTaken},
 		{"ExportImportLossless", testExportImportLossless},
+		{"BlockedIsRetired", testBlockedIsRetired},
 		{"DuplicateEvidence", testDuplicateEvidence},
 		{"VerdictCreditsCreator", testVerdictCreditsCreator},
 		{"VoteOnGlobalQA", testVoteOnGlobal},
@@ -496,6 +497,45 @@ func testExportImportLossless(t *testing.T, p core.MemoryPlugin, f Flavour) {
 	r := validate(t, p, "creator", projA, good, "pass", "strong")
 	if f == Team && r.SuccessCount != before[good].SuccessCount {
 		t.Errorf("after import the creator's own pass counted: success %d → %d", before[good].SuccessCount, r.SuccessCount)
+	}
+}
+
+// testBlockedIsRetired: a QA blocked by consecutive fails (nothing shows
+// it, so no run can clear it) is deprecated by the expiry job once no
+// report came for the candidate TTL; a QA with fewer fails is not.
+func testBlockedIsRetired(t *testing.T, p core.MemoryPlugin, _ Flavour) {
+	ex, ok := core.As[core.Expirer](p)
+	if !ok {
+		t.Skip("plugin does not implement core.Expirer")
+	}
+	g := mustGetter(t, p)
+	mk := func(q string, fails int) string {
+		id := addQA(t, p, core.CandidateRequest{Question: q, Answer: q + ": koala restart --soft"})
+		validate(t, p, "runner-p", projA, id, "pass", "strong")
+		for i := range fails {
+			validate(t, p, fmt.Sprintf("runner-f%d", i), projA, id, "fail", "strong")
+		}
+		return id
+	}
+	blocked := mk("How do I restart the koala scheduler?", 3)
+	failing := mk("How do I restart the koala indexer?", 1)
+	if r := get(t, g, projA, blocked); r.ConsecutiveFail < 3 || r.Status == core.StatusDeprecated {
+		t.Fatalf("setup: consecutive_fail %d status %s, want a blocked QA not yet deprecated", r.ConsecutiveFail, r.Status)
+	}
+	if _, err := ex.Expire(t.Context(), time.Now().Add(24*time.Hour), 0); err != nil {
+		t.Fatal(err)
+	}
+	if r := get(t, g, projA, blocked); r.Status == core.StatusDeprecated {
+		t.Errorf("a QA blocked a day ago was deprecated")
+	}
+	if _, err := ex.Expire(t.Context(), time.Now().Add(31*24*time.Hour), 0); err != nil {
+		t.Fatal(err)
+	}
+	if r := get(t, g, projA, blocked); r.Status != core.StatusDeprecated {
+		t.Errorf("a QA blocked for the candidate TTL: status %s, want deprecated", r.Status)
+	}
+	if r := get(t, g, projA, failing); r.Status == core.StatusDeprecated {
+		t.Errorf("a QA with one fail after its pass was deprecated by the expiry job")
 	}
 }
 

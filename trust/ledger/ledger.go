@@ -452,16 +452,37 @@ func ValidateImport(i int, r core.Record) error {
 	return nil
 }
 
+// BlockedFails is the consecutive fails at which the gatekeeper blocks a
+// QA by default (SPEC §3.1 block_if_consecutive_fail_ge).
+const BlockedFails = 3
+
 // Expire deprecates e when the expiry job at now should: a candidate never
-// validated within the candidate TTL (trust.Model.Expire). It reports
-// whether e changed.
+// validated within the candidate TTL (trust.Model.Expire), or a QA blocked
+// by consecutive fails (BlockedFails) that no counted report changed for
+// the candidate TTL — nothing shows a blocked QA, so no run can clear it,
+// and it would stay neither usable nor retired. A human's status and a
+// frozen QA never expire. It reports whether e changed.
 func (l *Ledger) Expire(e *Entry, rep trust.Reputation, now time.Time) bool {
-	if e.State.Status != core.StatusCandidate || !l.m.Expire(e.State, now) {
+	switch {
+	case e.State.Status == core.StatusCandidate && l.m.Expire(e.State, now):
+	case l.blockedTooLong(e, now):
+		l.m.Retire(e.State)
+	default:
 		return false
 	}
 	e.Rec.UpdatedAt = now
 	l.Refresh(e, rep, now)
 	return true
+}
+
+// blockedTooLong reports whether e is blocked by consecutive fails and its
+// last counted report is older than the candidate TTL.
+func (l *Ledger) blockedTooLong(e *Entry, now time.Time) bool {
+	last := e.Rec.LastValidatedAt
+	if last.IsZero() {
+		last = e.Rec.CreatedAt
+	}
+	return e.State.ConsecutiveFail >= BlockedFails && now.Sub(last) >= l.m.Params().CandidateTTL && l.m.Retirable(e.State)
 }
 
 // DupCandidates is how many lexical matches of a new question a store

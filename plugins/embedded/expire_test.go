@@ -1,0 +1,71 @@
+package embedded
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/memex-dev/memex/core"
+)
+
+// TestRunsExpireOldCandidates: the embedded store has no expiry job of its
+// own; each run's commit examines a bounded slice of the store (64 records)
+// and deprecates what the expiry job would, so old never-validated
+// candidates expire with use, in every project, without memex serve.
+func TestRunsExpireOldCandidates(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var offset atomic.Int64
+	s := newTestStore(t, WithClock(func() time.Time { return start.Add(time.Duration(offset.Load())) }))
+	ctx := t.Context()
+	var ids []string
+	for i := range 150 {
+		res, err := s.RecordCandidate(ctx, core.CandidateRequest{ProjectID: []string{"p", "q"}[i%2],
+			Question: fmt.Sprintf("How do I tune wombat pool %d?", i), Answer: fmt.Sprintf("wombat pool --size %d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.QAID)
+	}
+	validated := ids[0]
+	if _, err := s.RecordValidation(ctx, core.ValidateRequest{ProjectID: "p", QAID: validated, Result: "pass", SignalStrength: "strong", RunID: "r0"}); err != nil {
+		t.Fatal(err)
+	}
+	run := func() {
+		t.Helper()
+		if _, err := s.RecordRun(ctx, core.RunReport{Hit: &core.HitRequest{ProjectID: "p", References: []core.HitRef{{QAID: validated, Shown: true}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deprecated := func() int {
+		n := 0
+		for i, id := range ids {
+			r, err := s.Get(ctx, []string{"p", "q"}[i%2], id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Status == core.StatusDeprecated {
+				n++
+			}
+		}
+		return n
+	}
+	run()
+	if n := deprecated(); n != 0 {
+		t.Fatalf("a run before the TTL deprecated %d candidates", n)
+	}
+	offset.Store(int64(31 * 24 * time.Hour))
+	run()
+	if n := deprecated(); n == 0 || n > runExpireBudget {
+		t.Fatalf("one run after the TTL deprecated %d candidates, want 1..%d (bounded work)", n, runExpireBudget)
+	}
+	for range 5 {
+		run()
+	}
+	if n := deprecated(); n != len(ids)-1 {
+		t.Errorf("after runs past the TTL %d of %d never-validated candidates are deprecated", n, len(ids)-1)
+	}
+	if r, _ := s.Get(ctx, "p", validated); r.Status == core.StatusDeprecated {
+		t.Errorf("the validated QA expired")
+	}
+}
