@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -212,5 +213,21 @@ func TestReceiptProjectAndExpiryCheckedByTheService(t *testing.T) {
 	}
 	if got := e.record("a-proj", id).SuccessCount; got != 0 {
 		t.Errorf("success_count %d, want 0", got)
+	}
+}
+
+// TestExpiryOverHTTP: a never-validated candidate carries ttl_expire_at in
+// every record the API returns, a counted fail included (the expiry job
+// still deprecates it: only a pass cancels the expiry).
+func TestExpiryOverHTTP(t *testing.T) {
+	e := newEnv(t)
+	id := e.addQA(keyAgentA, "a-proj", "How to feed the ocelot at noon?", "ocelot feed --noon")
+	for _, r := range []resp{
+		e.must(200, keyAdmin, "POST", "/v1/qa/validate", map[string]any{"project_id": "a-proj", "qa_id": id, "result": "fail", "signal_strength": "strong"}),
+		e.must(200, keyAdmin, "GET", "/v1/qa/"+id+"?project_id=a-proj", nil),
+	} {
+		if !strings.Contains(string(r.body), `"ttl_expire_at":"`) {
+			t.Errorf("a never-validated candidate's record lacks ttl_expire_at: %s", r.body)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package trust
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/memex-dev/memex/core"
 )
@@ -20,10 +19,7 @@ func (m *Model) Fill(r *core.Record, sc Scores) {
 		r.Status = sc.Status
 	}
 	r.ConsecutiveFail = sc.ConsecutiveFail
-	r.TTLExpireAt = time.Time{}
-	if r.Status == core.StatusCandidate && r.LastValidatedAt.IsZero() && m.p.CandidateTTL > 0 {
-		r.TTLExpireAt = r.CreatedAt.Add(m.p.CandidateTTL)
-	}
+	r.TTLExpireAt = sc.ExpireAt
 }
 
 // ImportedState rebuilds the evidence of an imported record, which carries

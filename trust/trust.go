@@ -243,6 +243,10 @@ type Scores struct {
 	// (α+β−α₀−β₀); Passers the distinct weighted net passers (uncapped).
 	Units   float64
 	Passers int
+	// ExpireAt is when the expiry job deprecates the QA (Expire): its
+	// creation plus the candidate TTL, for a candidate with no counted pass;
+	// zero when it never expires by age.
+	ExpireAt time.Time
 }
 
 // Trusted reports whether the scores put the QA in the trusted set of SPEC
@@ -370,7 +374,12 @@ func (m *Model) Score(st *State, rep Reputation, now time.Time) Scores {
 	if !st.LastPass.IsZero() {
 		fresh = m.Decay(now.Sub(st.LastPass))
 	}
+	var expire time.Time
+	if st.Status == core.StatusCandidate && automatic(st) && st.LastPass.IsZero() && m.p.CandidateTTL > 0 {
+		expire = st.CreatedAt.Add(m.p.CandidateTTL)
+	}
 	return Scores{
+		ExpireAt:        expire,
 		Trust:           max(lower, 0),
 		Mean:            mean,
 		Upper:           min(upper, 1),

@@ -61,6 +61,7 @@ func RunLedger(t *testing.T, open OpenFunc) {
 		{"OwnIDTaken", testOwnIDTaken},
 		{"ExportImportLossless", testExportImportLossless},
 		{"BlockedIsRetired", testBlockedIsRetired},
+		{"ExpiryOnEveryRecord", testExpiryOnEveryRecord},
 		{"DuplicateEvidence", testDuplicateEvidence},
 		{"VerdictCreditsCreator", testVerdictCreditsCreator},
 		{"VoteOnGlobalQA", testVoteOnGlobal},
@@ -536,6 +537,53 @@ func testBlockedIsRetired(t *testing.T, p core.MemoryPlugin, _ Flavour) {
 	}
 	if r := get(t, g, projA, failing); r.Status == core.StatusDeprecated {
 		t.Errorf("a QA with one fail after its pass was deprecated by the expiry job")
+	}
+}
+
+// testExpiryOnEveryRecord: a never-validated candidate's ttl_expire_at is
+// on every record a store returns for it — get, list, search, a refused or
+// counted report's answer, a human edit — and gone once a pass counted.
+func testExpiryOnEveryRecord(t *testing.T, p core.MemoryPlugin, f Flavour) {
+	g := mustGetter(t, p)
+	id := addQA(t, p, core.CandidateRequest{Question: "How do I brush the wombat's teeth?", Answer: "wombat brush --teeth"})
+	check := func(where string, r core.Record) {
+		t.Helper()
+		if r.QAID == id && r.TTLExpireAt.IsZero() {
+			t.Errorf("%s: ttl_expire_at missing on a never-validated candidate (status %s)", where, r.Status)
+		}
+	}
+	check("get", get(t, g, projA, id))
+	if l, ok := core.As[core.Lister](p); ok {
+		page, err := l.List(t.Context(), core.ListRequest{ProjectID: projA})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range page.Items {
+			check("list", r)
+		}
+	}
+	ms, err := p.Search(t.Context(), core.SearchRequest{ProjectID: projA, Query: "wombat teeth brush", Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.QAID == id && m.ExpiryAt == nil {
+			t.Errorf("search: expiry_at missing on a never-validated candidate")
+		}
+	}
+	if pt, ok := core.As[core.Patcher](p); ok {
+		tags := []string{"teeth"}
+		r, err := pt.Patch(core.WithPrincipal(t.Context(), asHuman(t)), core.PatchRequest{ProjectID: projA, QAID: id, Tags: &tags})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("patch", r)
+	}
+	r := validate(t, p, "creator", projA, id, "fail", "strong")
+	check("a fail's answer", r)
+	check("get after a fail", get(t, g, projA, id))
+	if r := validate(t, p, "runner", projA, id, "pass", "strong"); !r.TTLExpireAt.IsZero() {
+		t.Errorf("a counted pass left ttl_expire_at %v", r.TTLExpireAt)
 	}
 }
 
