@@ -77,8 +77,8 @@ type agentRun struct {
 	notes   core.ItemStore // the scoped store of notes, nil without one
 	session string         // the conversation (--session, MEMEX_SESSION)
 
-	noMemory, dryRun, explain bool
-	seed                      uint64
+	noMemory, dryRun, explain, quiet bool
+	seed                             uint64
 }
 
 // newRun parses memex run's flags over the configuration, reads the query
@@ -91,6 +91,7 @@ func (a *app) newRun(args []string) (*agentRun, error) {
 	noMemory := fs.Bool("no-memory", false, "run without memory: no search, no records")
 	dryRun := fs.Bool("dry-run", false, "print the merged prompt and the gatekeeper decision; run nothing")
 	explain := fs.Bool("explain", false, "print the task grade, gatekeeper reasons and draws, and the evaluation to stderr")
+	quiet := fs.Bool("quiet", false, "no line on what memory did after the run, no spinner")
 	events := fs.String("events", "", "write the run's events as JSONL to this file (redacted)")
 	timeout := fs.Duration("timeout", 0, "stop the agent after this long (0: no limit)")
 	promptFile := fs.String("prompt-file", "", "read the query from this file")
@@ -123,7 +124,7 @@ func (a *app) newRun(args []string) (*agentRun, error) {
 	if flagSet["timeout"] {
 		cfg.Timeout = *timeout
 	}
-	r := &agentRun{a: a, g: g, s: s, cfg: cfg, noMemory: *noMemory, dryRun: *dryRun, explain: *explain, seed: *seed,
+	r := &agentRun{a: a, g: g, s: s, cfg: cfg, noMemory: *noMemory, dryRun: *dryRun, explain: *explain, quiet: *quiet, seed: *seed,
 		session: cmp.Or(*conversation, cfg.Scopes.Session), red: redact.New(), runID: engine.NewID("run")}
 	if r.query, err = a.readQuery(pos, *promptFile, *useStdin); err != nil {
 		return nil, err
@@ -226,22 +227,35 @@ func (r *agentRun) pre(ctx context.Context) (engine.PreResult, error) {
 	return pre, nil
 }
 
-// runAgent runs the backend on the merged prompt, then --verify. A backend
-// that could not run, or a cancelled run, is an error (after run.end is
-// written); otherwise the outcome goes to the post step.
+// runAgent runs the backend on the merged prompt (a spinner on a terminal
+// during its long silences), says so when --timeout stopped it, then runs
+// --verify. A backend that could not run, or a cancelled run, is an error
+// (after run.end is written); otherwise the outcome goes to the post step.
 func (r *agentRun) runAgent(ctx context.Context, pre engine.PreResult) (agent.RunResult, gatekeeper.Outcome, error) {
 	a, cfg := r.a, r.cfg
+	stdout, stderr := a.stdout, a.stderr
+	sp := r.spinner()
+	if sp != nil {
+		stdout, stderr = sp.wrap(stdout), sp.wrap(stderr)
+		sp.run()
+	}
 	start := time.Now()
 	res, err := agent.Run(ctx, r.be, agent.RunOptions{
 		Prompt:  pre.Prompt,
 		System:  pre.System,
 		Dir:     r.s.cwd,
 		Env:     a.runEnv(r.s, r.session, r.runID),
-		Stdout:  a.stdout,
-		Stderr:  a.stderr,
+		Stdout:  stdout,
+		Stderr:  stderr,
 		Timeout: cfg.Timeout,
 		OnEvent: func(e core.Event) { r.ev.write("agent.event", e) },
 	})
+	if sp != nil {
+		sp.stop()
+	}
+	if res.TimedOut {
+		fmt.Fprintf(a.stderr, "memex: stopped the agent: --timeout %s reached (exit %d)\n", cfg.Timeout, res.ExitCode)
+	}
 	if err != nil {
 		r.ev.write("run.end", map[string]any{"error": err.Error(), "duration_ms": time.Since(start).Milliseconds()})
 		if ctx.Err() != nil {
@@ -292,12 +306,31 @@ func (r *agentRun) post(ctx context.Context, pre engine.PreResult, res agent.Run
 	r.ev.write("run.end", map[string]any{
 		"exit_code": res.ExitCode, "duration_ms": res.Duration.Milliseconds(),
 		"shown": pre.Shown, "used": post.Evaluation.Used, "result": post.Evaluation.Result,
-		"strength": post.Evaluation.Strength, "memory_errors": len(post.Errors),
+		"strength": post.Evaluation.Strength, "memory_errors": len(post.Errors), "timed_out": res.TimedOut,
 	})
 	if r.memory {
 		a.afterRun(r.s, r.g, r.cfg, r.runID, r.query, r.ev, res.ExitCode, out, post.Evaluation) // cmd_distill.go
+		if !r.quiet {
+			fmt.Fprintln(a.stderr, runSummary(pre, post))
+		}
 	}
 	return post
+}
+
+// Spinner timing: drawn after spinnerQuiet without output from the agent,
+// one frame per spinnerTick.
+const (
+	spinnerQuiet = 2 * time.Second
+	spinnerTick  = 120 * time.Millisecond
+)
+
+// spinner returns the run's spinner: only when stderr is a terminal and
+// the run is not --quiet, else nil.
+func (r *agentRun) spinner() *spinner {
+	if r.quiet || !isTTY(r.a.stderr) {
+		return nil
+	}
+	return newSpinner(r.a.stderr, spinnerQuiet, spinnerTick)
 }
 
 // readQuery takes the query from exactly one of: the arguments,

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // memex doctor names where the project id really came from: the flag, the
@@ -95,5 +98,107 @@ func TestConfigRangeErrors(t *testing.T) {
 		if code == 0 || !strings.Contains(errOut, cfgFile+tc.want) {
 			t.Errorf("%q: exit %d, %q; want %q", tc.toml, code, errOut, tc.want)
 		}
+	}
+}
+
+// memex run says what memory did in one line on stderr after the run;
+// --quiet turns it off.
+func TestRunSummaryLine(t *testing.T) {
+	c := newCLI(t)
+	agent := agentPath(t)
+	const q = "How do I find a data race in my Go tests?"
+	summary := func(args ...string) string {
+		t.Helper()
+		code, _, errOut := c.run("", append([]string{"run", "--seed", "1", "--backend", agent, "--verify", "true"}, args...)...)
+		if code != 0 {
+			t.Fatalf("memex run: exit %d\n%s", code, errOut)
+		}
+		var last string
+		for _, l := range strings.Split(strings.TrimSpace(errOut), "\n") {
+			if strings.HasPrefix(l, "memex: injected") || strings.HasPrefix(l, "memex: memory") {
+				last = l
+			}
+		}
+		return last
+	}
+	if got := summary(q); !regexp.MustCompile(`^memex: injected nothing · learned qa_[0-9a-z]+$`).MatchString(got) {
+		t.Errorf("first run: %q", got)
+	}
+	if got := summary(q); !regexp.MustCompile(`^memex: injected 1 \((0 trusted, 1 probation|1 trusted, 0 probation)\) · cited 1 · learned nothing \(covered\)$`).MatchString(got) {
+		t.Errorf("second run: %q", got)
+	}
+	if got := summary("--quiet", q); got != "" {
+		t.Errorf("--quiet printed %q", got)
+	}
+}
+
+// On --timeout memex says why it stopped the agent.
+func TestRunTimeoutSaysWhy(t *testing.T) {
+	c := newCLI(t)
+	agent := filepath.Join(c.dir, "slow.sh")
+	if err := os.WriteFile(agent, []byte("#!/bin/sh\ncat >/dev/null\nsleep 10\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := c.run("", "run", "--backend", agent, "--timeout", "500ms", "a long task")
+	if code != 124 || !strings.Contains(errOut, "memex: stopped the agent: --timeout 500ms reached (exit 124)") {
+		t.Errorf("exit %d, stderr:\n%s", code, errOut)
+	}
+}
+
+// The spinner draws after a silence, clears its line before the agent's
+// output, and leaves a clean line when it stops.
+func TestSpinner(t *testing.T) {
+	var buf syncBuffer
+	sp := newSpinner(&buf, 30*time.Millisecond, 10*time.Millisecond)
+	w := sp.wrap(&buf)
+	sp.run()
+	time.Sleep(150 * time.Millisecond)
+	if !strings.Contains(buf.String(), "the agent is working") {
+		t.Fatalf("no frame after a silence: %q", buf.String())
+	}
+	if _, err := w.Write([]byte("output\n")); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "\r\033[Koutput\n") {
+		t.Errorf("the frame was not cleared before the output: %q", buf.String())
+	}
+	time.Sleep(80 * time.Millisecond)
+	sp.stop()
+	if s := buf.String(); !strings.HasSuffix(s, "\r\033[K") && !strings.HasSuffix(s, "output\n") {
+		t.Errorf("the line is not clean after stop: %q", s)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// The spinner runs only when stderr is a terminal, and never with --quiet.
+func TestSpinnerOnlyOnTTY(t *testing.T) {
+	a := &app{stderr: &bytes.Buffer{}}
+	if sp := (&agentRun{a: a}).spinner(); sp != nil {
+		t.Error("a spinner on a stderr that is not a terminal")
+	}
+	f, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if sp := (&agentRun{a: &app{stderr: f}}).spinner(); sp != nil {
+		t.Error("a spinner on a stderr that is a file")
 	}
 }

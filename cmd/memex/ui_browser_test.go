@@ -301,24 +301,6 @@ const (
 
 var uiURL = regexp.MustCompile(`memex ui: (http://127\.0\.0\.1:\d+/ui/)`)
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // startMemex runs memex in process until the test ends.
 func startMemex(t *testing.T, c *cli, args ...string) (stdout, stderr *syncBuffer) {
 	t.Helper()
