@@ -182,10 +182,11 @@ func repoRoot(dir string) string {
 	return dir
 }
 
-// mdEntries are the project's trusted QAs as Markdown entries: active,
-// verified or frozen, at level ≥ minLevel, trust ≥ [gatekeeper]
-// min_trust_show, not failing repeatedly, not quarantined, and redacted
-// once more on the way out (the file is read by every agent session).
+// mdEntries are the project's trusted QAs as Markdown entries: active or
+// frozen at level ≥ minLevel, trust ≥ [gatekeeper] min_trust_show, not
+// failing repeatedly, not quarantined, and every QA a human verified —
+// redacted once more on the way out (the file is read by every agent
+// session).
 func (a *app) mdEntries(ctx context.Context, s *session, minLevel int) ([]mdmemory.Entry, error) {
 	l, err := capability[core.Lister](s, "list QAs")
 	if err != nil {
@@ -194,22 +195,29 @@ func (a *app) mdEntries(ctx context.Context, s *session, minLevel int) ([]mdmemo
 	gk := s.cfg.Engine.Gatekeeper
 	red := redact.New()
 	var out []mdmemory.Entry
-	cursor := ""
-	for {
-		page, err := l.List(ctx, core.ListRequest{ProjectID: s.project, MinLevel: minLevel, Cursor: cursor, Limit: 1000})
-		if err != nil {
-			return nil, fmt.Errorf("export: %w", err)
-		}
-		for _, r := range page.Items {
-			if !exportable(r, minLevel, gk.MinTrustShow, gk.BlockIfConsecutiveFailGE) {
-				continue
+	seen := map[string]bool{}
+	for _, req := range []core.ListRequest{
+		{ProjectID: s.project, MinLevel: minLevel},
+		{ProjectID: s.project, Status: core.StatusVerified}, // at any level
+	} {
+		for {
+			req.Limit = 1000
+			page, err := l.List(ctx, req)
+			if err != nil {
+				return nil, fmt.Errorf("export: %w", err)
 			}
-			out = append(out, recordEntry(r, red))
+			for _, r := range page.Items {
+				if seen[r.QAID] || !exportable(r, minLevel, gk.MinTrustShow, gk.BlockIfConsecutiveFailGE) {
+					continue
+				}
+				seen[r.QAID] = true
+				out = append(out, recordEntry(r, red))
+			}
+			if page.NextCursor == "" || len(page.Items) == 0 {
+				break
+			}
+			req.Cursor = page.NextCursor
 		}
-		if page.NextCursor == "" || len(page.Items) == 0 {
-			break
-		}
-		cursor = page.NextCursor
 	}
 	notes, err := a.projectNotes(ctx, s, red)
 	if err != nil {
@@ -265,15 +273,22 @@ func (a *app) projectNotes(ctx context.Context, s *session, red *redact.Redactor
 	return out, nil
 }
 
+// exportable reports whether r goes into the instruction file: a trusted
+// QA (level and trust at the thresholds, not blocked by consecutive fails)
+// or one a human verified, whatever its evidence (as the gatekeeper trusts
+// it), and never text that reads like instructions.
 func exportable(r core.Record, minLevel int, minTrust float64, blockFails int) bool {
 	switch r.Status {
-	case core.StatusActive, core.StatusVerified, core.StatusFrozen:
+	case core.StatusVerified:
+	case core.StatusActive, core.StatusFrozen:
+		if r.Quarantined || r.ValidationLevel < minLevel || r.TrustScore < minTrust ||
+			(blockFails > 0 && r.ConsecutiveFail >= blockFails) {
+			return false
+		}
 	default:
 		return false
 	}
-	return !r.Quarantined && r.ValidationLevel >= minLevel && r.TrustScore >= minTrust &&
-		(blockFails <= 0 || r.ConsecutiveFail < blockFails) &&
-		core.InstructionLike(r.Question+"\n"+r.Answer) == "" // the file is read by every session
+	return core.InstructionLike(r.Question+"\n"+r.Answer) == "" // the file is read by every session
 }
 
 func recordEntry(r core.Record, red *redact.Redactor) mdmemory.Entry {

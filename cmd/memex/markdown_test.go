@@ -283,3 +283,17 @@ func TestSyncMarkdownStagesWhatChanged(t *testing.T) {
 		t.Errorf("staged %q, want AGENTS.md", got)
 	}
 }
+
+// A QA a human verified is exported as trusted whatever its evidence; an
+// unvalidated candidate is not.
+func TestExportMarkdownHumanVerified(t *testing.T) {
+	c := mdCLI(t)
+	id := strings.TrimSpace(c.mustRun("", "qa", "add", "--question", "How do I rotate the staging logs?", "--answer", "Run logrotate -f /etc/logrotate.d/staging."))
+	if out := c.mustRun("", "export", "--format", "md", "--file", "-"); strings.Contains(out, id) {
+		t.Fatalf("an unvalidated candidate was exported:\n%s", out)
+	}
+	c.mustRun("", "qa", "verify", id)
+	if out := c.mustRun("", "export", "--format", "md", "--file", "-"); !strings.Contains(out, id) {
+		t.Errorf("a verified QA was not exported:\n%s", out)
+	}
+}
