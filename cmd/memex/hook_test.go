@@ -308,8 +308,10 @@ func keysOf[V any](m map[string]V) []string {
 // commands run as the host runs them, with its documented inputs and
 // transcripts in its own format.
 func TestHostPlay(t *testing.T) {
+	t.Parallel() // each host in its own HOME: the processes' waits overlap
 	for _, spec := range hostSpecs {
 		t.Run(string(spec.host), func(t *testing.T) {
+			t.Parallel()
 			e := newHostEnv(t)
 			if out, err := e.memex("hook", "install", string(spec.host)); err != nil {
 				t.Fatalf("install: %v\n%s", err, out)
@@ -391,6 +393,7 @@ func TestHostPlay(t *testing.T) {
 // per event, every other key and hook stays, and uninstall restores the
 // file byte for byte.
 func TestHookInstallIdempotentAndReversible(t *testing.T) {
+	t.Parallel()
 	originals := map[hooks.Host]string{
 		hooks.Claude: `{
   "model": "opus",
@@ -634,6 +637,7 @@ func TestHookNeverBlocks(t *testing.T) {
 // TestHookSecretsStayOut: a secret in the prompt, the transcript and a
 // tool's output reaches neither the store, the log nor the turn state.
 func TestHookSecretsStayOut(t *testing.T) {
+	t.Parallel()
 	const secret = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 	spec := hostSpecs[0]
 	e := newHostEnv(t)
@@ -687,6 +691,7 @@ func (e *hostEnv) playSession(spec hostSpec, cmds map[string][]string, sid, prom
 // TestHookStores: the hooks work on every store — Redis, and a memex serve
 // over HTTP, whose records wait in the outbox while it is down.
 func TestHookStores(t *testing.T) {
+	t.Parallel()
 	spec := hostSpecs[0]
 	const answer = "The map in cache.go is written from two goroutines. Guard every read and write of c.m with a sync.Mutex (or use sync.Map), then rerun go test -race ./cache/... to confirm the race is gone."
 	const prompt1 = "How do I fix the data race on the cache map that go test -race reports?"

@@ -146,6 +146,7 @@ func TestScopesOverServe(t *testing.T) {
 // MEMEX_SESSION into $CLAUDE_ENV_FILE, which the host sources before the
 // agent's shell commands.
 func TestHookScopes(t *testing.T) {
+	t.Parallel()
 	spec := hostSpecs[0]
 	e := newHostEnv(t)
 	envFile := filepath.Join(e.home, "claude-session.env")
