@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/memex-dev/memex/core"
@@ -65,11 +66,8 @@ func TestServeRunsExpiryAndShutsDown(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Serve did not return after cancel")
 	}
-	after := store.runs.Load()
-	time.Sleep(50 * time.Millisecond)
-	if store.runs.Load() != after {
-		t.Error("the expiry timer still runs after shutdown")
-	}
+	// Serve returns after the expiry job has (TestRunExpiryEveryInterval
+	// pins that the job stops with its context).
 	if _, err := http.Get("http://" + ln.Addr().String() + "/healthz"); err == nil {
 		t.Error("server still answers after shutdown")
 	}
@@ -170,4 +168,36 @@ func TestSearchReceipt(t *testing.T) {
 			t.Errorf("searchReceipt(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// TestRunExpiryEveryInterval: the expiry job runs once per interval and
+// stops with its context (fake time: exact counts, whatever the load).
+func TestRunExpiryEveryInterval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &countingExpirer{Store: newEmbedded(t)}
+		cfg := defaultTestConfig()
+		cfg.ExpiryInterval = time.Minute
+		srv, err := New(store, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() {
+			srv.RunExpiry(ctx)
+			close(done)
+		}()
+		time.Sleep(3*time.Minute + time.Second)
+		synctest.Wait()
+		if n := store.runs.Load(); n != 3 {
+			t.Errorf("expiry ran %d times in 3 intervals, want 3", n)
+		}
+		cancel()
+		<-done
+		stopped := store.runs.Load()
+		time.Sleep(10 * time.Minute)
+		if n := store.runs.Load(); n != stopped {
+			t.Errorf("expiry ran %d more times after its context ended", n-stopped)
+		}
+	})
 }
