@@ -71,11 +71,14 @@ func cmdHook(ctx context.Context, a *app, args []string) error {
 }
 
 // hookLog appends redacted lines to <data dir>/hooks.log (kept under
-// 1 MiB: the previous one is renamed hooks.log.1).
+// 1 MiB: the previous one is renamed hooks.log.1). Each line ends with the
+// time since the hook started, in brackets: how long the hook had run when
+// it gave up or failed (the host's timeout counts from the process start).
 type hookLog struct {
 	path   string
 	prefix string
 	red    *redact.Redactor
+	start  time.Time
 	mu     sync.Mutex
 }
 
@@ -87,7 +90,11 @@ func (l *hookLog) printf(format string, args ...any) {
 	}
 	msg, _ := l.red.Redact(fmt.Sprintf(format, args...))
 	msg = strings.ReplaceAll(msg, "\n", " ")
-	line := time.Now().UTC().Format(time.RFC3339) + " " + l.prefix + msg + "\n"
+	now := time.Now()
+	if !l.start.IsZero() {
+		msg += " [" + now.Sub(l.start).Round(time.Millisecond).String() + "]"
+	}
+	line := now.UTC().Format(time.RFC3339) + " " + l.prefix + msg + "\n"
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
@@ -118,7 +125,7 @@ func (a *app) runHook(ctx context.Context, args []string) {
 	// stays clean (the reason goes to hooks.log).
 	goredis.SetLogger(quietRedisLogger{})
 	red := redact.New()
-	log := &hookLog{red: red, prefix: "hook " + strings.Join(args[:min(2, len(args))], " ") + ": "}
+	log := &hookLog{red: red, prefix: "hook " + strings.Join(args[:min(2, len(args))], " ") + ": ", start: time.Now()}
 	if dir, err := dataDir(a.getenv); err == nil {
 		log.path = filepath.Join(dir, "hooks.log")
 	}

@@ -606,18 +606,21 @@ func TestHookNeverBlocks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newHostEnv(t)
 			command, stdin := tc.setup(e)
-			// The process's own start and exit on this machine now (a
-			// loaded machine or the race detector stretch it), beside
-			// the hook's budget.
-			off := *e
-			off.env = append(append([]string(nil), e.env...), "MEMEX_DISABLE=1")
-			_, start := off.shRaw(memexBinary(t)+" hook claude Stop", []byte("{}"))
 			out, took := e.shRaw(command, stdin)
 			if len(out) != 0 {
 				t.Errorf("output %q; want none", out)
 			}
-			if limit := hookPromptBudget + 3*start + time.Second; took > limit {
-				t.Errorf("took %s; the budget is %s (+ %s to start the process here)", took, hookPromptBudget, start)
+			// The hook's own time, from its log line: within the budget
+			// whatever the machine's load (the process's start and exit,
+			// which the race detector and a loaded machine stretch, are
+			// not in it). The whole process stays under the host's 10 s.
+			if m := regexp.MustCompile(`\[([0-9a-zµ.]+)\]\n?$`).FindStringSubmatch(e.log()); m == nil {
+				t.Errorf("hooks.log has no [elapsed] on its last line:\n%s", e.log())
+			} else if d, err := time.ParseDuration(m[1]); err != nil || d > hookPromptBudget+250*time.Millisecond {
+				t.Errorf("the hook ran %s (%v); the budget is %s", m[1], err, hookPromptBudget)
+			}
+			if took >= 10*time.Second {
+				t.Errorf("the hook process took %s; the host kills it at 10 s", took)
 			}
 			if l := e.log(); !strings.Contains(l, tc.want) {
 				t.Errorf("hooks.log does not say %q:\n%s", tc.want, l)
