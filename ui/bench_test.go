@@ -19,7 +19,7 @@ import (
 // in process), on a project of MEMEX_BENCH_QAS QAs (default 10,000; the
 // figure in docs/PERFORMANCE.md is at 100,000). MEMEX_BENCH_DIR keeps the
 // store between runs. "stats-api" is GET /admin/v1/projects/{id}/stats
-// without max_age: the scan of every QA a cold project page waits for.
+// without max_age: what a cold project page waits for (the store's Stats).
 func BenchmarkPages(b *testing.B) {
 	n := 10_000
 	if v, err := strconv.Atoi(os.Getenv("MEMEX_BENCH_QAS")); err == nil && v > 0 {
@@ -73,8 +73,8 @@ func BenchmarkPages(b *testing.B) {
 	for _, p := range pages {
 		b.Run(p.name, func(b *testing.B) {
 			// One load first: the pages then read the stats the API keeps
-			// (max_age), as a dashboard in use does; stats-api computes them
-			// afresh every time (the cold load's cost).
+			// (max_age), as a dashboard in use does; stats-api asks the
+			// store every time (the cold load's cost).
 			w := httptest.NewRecorder()
 			api.ServeHTTP(w, httptest.NewRequest("GET", p.path, nil))
 			if w.Code != http.StatusOK {

@@ -9,6 +9,7 @@
 //	memex-bench process [flags]      (process.go)
 //	memex-bench service [flags]      (service.go)
 //	memex-bench hooks [flags]        (hooks.go)
+//	memex-bench dashboard [flags]    (dashboard.go)
 package main
 
 import (
@@ -31,12 +32,13 @@ type command func(args []string) error
 
 func commands(out io.Writer) map[string]command {
 	return map[string]command{
-		"quality": func(args []string) error { return runQuality(args, out) },
-		"latency": func(args []string) error { return runLatency(args, out) },
-		"gen":     func(args []string) error { return runGen(args, out) },
-		"process": func(args []string) error { return runProcess(args, out) },
-		"service": func(args []string) error { return runService(args, out) },
-		"hooks":   func(args []string) error { return runHooks(args, out) },
+		"quality":   func(args []string) error { return runQuality(args, out) },
+		"latency":   func(args []string) error { return runLatency(args, out) },
+		"gen":       func(args []string) error { return runGen(args, out) },
+		"process":   func(args []string) error { return runProcess(args, out) },
+		"service":   func(args []string) error { return runService(args, out) },
+		"hooks":     func(args []string) error { return runHooks(args, out) },
+		"dashboard": func(args []string) error { return runDashboard(args, out) },
 	}
 }
 

@@ -115,7 +115,7 @@ var rules = map[string]rule{
 	"cmd/memex": {why: "the CLI wires everything", std: []string{anyStd}, own: []string{"*"},
 		ext: []string{"github.com/BurntSushi/toml", goRedis, mcpSDK, "golang.org/x/term"}},
 	"cmd/memex-bench": {why: "the benchmark binary", std: []string{anyStd},
-		own: []string{"core", "evalset", "plugins/redis", "retrieval", "service"}, ext: []string{echo, goRedis}},
+		own: []string{"core", "evalset", "plugins/embedded", "plugins/redis", "retrieval", "service", "ui"}, ext: []string{echo, goRedis}},
 	"cmd/memex-trustsim": {why: "the trust simulation binary", std: []string{anyStd}, own: []string{"trust/sim"}},
 }
 

@@ -275,14 +275,21 @@ func getStored(tx *bolt.Tx, qaID string) (*stored, error) {
 	return st, nil
 }
 
-// putStored writes st's QA entry, and its id when new.
+// putStored writes st's QA entry, and its id when new, and moves its
+// share of the project statistics from the entry it replaces (agg.go).
 func putStored(tx *bolt.Tx, st *stored) error {
 	v, err := encodeEntry(st)
 	if err != nil {
 		return fmt.Errorf("encode record %s: %w", st.Rec.QAID, err)
 	}
+	if err := statsReplace(tx, st.Doc); err != nil {
+		return fmt.Errorf("stats of %s: %w", st.Rec.QAID, err)
+	}
 	if err := tx.Bucket(bQA).Put(docKey(st.Doc), v); err != nil {
 		return err
+	}
+	if err := statsAdd(tx, st.Rec, 1); err != nil {
+		return fmt.Errorf("stats of %s: %w", st.Rec.QAID, err)
 	}
 	ids := tx.Bucket(bIDs)
 	id := binary.AppendUvarint(nil, st.Doc)

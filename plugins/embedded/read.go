@@ -186,40 +186,30 @@ func (s *Store) List(ctx context.Context, req core.ListRequest) (core.ListPage, 
 	return page, nil
 }
 
-// Stats summarises a project's own records.
+// Stats summarises a project's own records from the statistics kept
+// write by write (agg.go): the records as written, not refreshed at now
+// (a QA's trust, level and status are as of its last write).
 func (s *Store) Stats(ctx context.Context, projectID string) (core.ProjectStats, error) {
 	if err := core.ValidateProjectID(projectID); err != nil {
 		return core.ProjectStats{}, fmt.Errorf("embedded: stats: %w", err)
 	}
 	now := s.cfg.clock().UTC()
 	var out core.ProjectStats
-	err := s.view(ctx, "stats", func(tx *bolt.Tx) error {
-		sb := core.NewStatsBuilder(projectID, now)
-		prefix := []byte(projectID + "\x00")
-		rep := reputation{tx}
-		c := tx.Bucket(bList).Cursor()
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			st, err := getStored(tx, string(k[len(prefix)+8:]))
-			if err != nil {
-				return err
-			}
-			if st == nil {
-				continue
-			}
-			s.ledger.Refresh(&st.Entry, rep, now)
-			sb.Add(st.Rec)
-		}
-		byDay := []core.DayCount{}
-		dc := tx.Bucket(bDays).Cursor()
-		for k, v := dc.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = dc.Next() {
-			n := readUvarints(v, 2)
-			byDay = append(byDay, core.DayCount{Day: string(k[len(prefix):]), Passes: int64(n[0]), Fails: int64(n[1])})
-		}
-		out = sb.Stats(byDay)
-		return nil
+	err := s.view(ctx, "stats", func(tx *bolt.Tx) (err error) {
+		out, err = readStats(tx, projectID, now, days(tx, projectID))
+		return err
 	})
 	return out, err
+}
+
+// days is the project's validations per day, oldest first.
+func days(tx *bolt.Tx, projectID string) []core.DayCount {
+	prefix := []byte(projectID + "\x00")
+	byDay := []core.DayCount{}
+	dc := tx.Bucket(bDays).Cursor()
+	for k, v := dc.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = dc.Next() {
+		n := readUvarints(v, 2)
+		byDay = append(byDay, core.DayCount{Day: string(k[len(prefix):]), Passes: int64(n[0]), Fails: int64(n[1])})
+	}
+	return byDay
 }

@@ -38,8 +38,9 @@ var (
 	bQA     = []byte("qa")     // bigendian doc id → QA entry: rank entry, trust state, record (codec.go)
 	bTerms  = []byte("terms2") // bigendian doc id → forward entry (see encodeTerms)
 
-	allBuckets = [][]byte{bMeta, bIDs, bDocs, bPost, bDF, bStats, bHash, bList, bEvents, bRep, bDays, bQA, bTerms}
-	keySchema  = []byte("schema")
+	allBuckets = [][]byte{bMeta, bIDs, bDocs, bPost, bDF, bStats, bHash, bList, bEvents, bRep, bDays, bQA, bTerms,
+		bAgg, bByTrust, bByTTL, bWaiting}
+	keySchema = []byte("schema")
 )
 
 // stored is one QA as the store handles it: the record (counters and
@@ -372,6 +373,9 @@ func (s *Store) unindex(tx *bolt.Tx, b *indexBatch, st *stored) error {
 		return err
 	}
 	if err := tx.Bucket(bTerms).Delete(docKey(st.Doc)); err != nil {
+		return err
+	}
+	if err := statsReplace(tx, st.Doc); err != nil {
 		return err
 	}
 	if err := tx.Bucket(bQA).Delete(docKey(st.Doc)); err != nil {

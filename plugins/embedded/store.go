@@ -430,6 +430,12 @@ func (s *Store) TaskGrade(ctx context.Context, req core.TaskGradeRequest) (core.
 }
 
 func initSchema(tx *bolt.Tx) error {
+	if tx.Bucket(bAgg) == nil && tx.Bucket(bQA) != nil {
+		// A store without kept statistics: build them from every QA, once.
+		if err := buildStats(tx); err != nil {
+			return fmt.Errorf("build the project statistics: %w", err)
+		}
+	}
 	for _, b := range allBuckets {
 		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 			return fmt.Errorf("create bucket %s: %w", b, err)
