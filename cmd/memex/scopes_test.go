@@ -111,6 +111,18 @@ func TestScopesEmbedded(t *testing.T) {
 // TestScopesOverServe: the same story through memex serve on Redis, each
 // user with an API key (the user scope is the key's identity).
 func TestScopesOverServe(t *testing.T) {
+	w := serveWorld(t)
+	testScopes(w)
+	// bob's key may not name alice's namespace.
+	code, _, errOut := w.run("bob", "note", "list", "--ns", "user/alice")
+	if code == 0 || !strings.Contains(errOut, "access denied") {
+		t.Errorf("bob listing user/alice: exit %d, %s", code, errOut)
+	}
+}
+
+// serveWorld is memex serve on a private Redis prefix with an agent key
+// for alice and for bob (the user scope is the key's identity).
+func serveWorld(t *testing.T) scopeWorld {
 	st, err := redisstore.Open(t.Context(), redistest.URL(t), redisstore.WithPrefix(redistest.Prefix(t)))
 	if err != nil {
 		t.Fatal(err)
@@ -128,15 +140,9 @@ func TestScopesOverServe(t *testing.T) {
 	}
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
-	w := scopeWorld{t: t, c: newCLI(t), store: ts.URL, env: func(user string) map[string]string {
+	return scopeWorld{t: t, c: newCLI(t), store: ts.URL, env: func(user string) map[string]string {
 		return map[string]string{"MEMEX_USER": user, "MEMEX_API_KEY": "sk-" + user}
 	}}
-	testScopes(w)
-	// bob's key may not name alice's namespace.
-	code, _, errOut := w.run("bob", "note", "list", "--ns", "user/alice")
-	if code == 0 || !strings.Contains(errOut, "access denied") {
-		t.Errorf("bob listing user/alice: exit %d, %s", code, errOut)
-	}
 }
 
 // TestHookScopes: a host's prompt hook shows the user's notes and the
@@ -288,14 +294,19 @@ func TestScopePlacement(t *testing.T) {
 // memex binary: `memex note add --scope <scope> <text>`, with nothing but
 // what memex run exported to say where it goes. It also saves its
 // MEMEX_* environment in dir/env.
-func noteAgent(t *testing.T, c *cli, scope, text string) (path, dir string) {
+func noteAgent(t *testing.T, w scopeWorld, user, scope, text string) (path, dir string) {
 	t.Helper()
-	home := ""
+	env := ""
 	for _, k := range []string{"HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"} {
-		home += k + "='" + c.env[k] + "' "
+		env += k + "='" + w.c.env[k] + "' "
+	}
+	for k, v := range w.env(user) {
+		if k != "MEMEX_USER" { // the user comes from memex run
+			env += k + "='" + v + "' "
+		}
 	}
 	body := "env | grep '^MEMEX_' > \"$(dirname \"$0\")/env\"\n" +
-		home + "MEMEX_TEST_MAIN=1 '" + memexBinary(t) + "' note add --scope " + scope + " '" + text + "' >&2"
+		env + "MEMEX_TEST_MAIN=1 '" + memexBinary(t) + "' note add --scope " + scope + " '" + text + "' >&2"
 	return fakeAgent(t, "agent", body)
 }
 
@@ -308,11 +319,21 @@ func noteAgent(t *testing.T, c *cli, scope, text string) (path, dir string) {
 // run's own).
 func TestRunRecordsScopedNotes(t *testing.T) {
 	c := newCLI(t)
-	w := scopeWorld{t: t, c: c, store: c.store, env: func(user string) map[string]string {
+	testRunNotes(scopeWorld{t: t, c: c, store: c.store, env: func(user string) map[string]string {
 		return map[string]string{"MEMEX_USER": user}
-	}}
+	}})
+}
+
+// TestRunRecordsScopedNotesOverServe: the same through memex serve on
+// Redis, the agent's memex holding the user's API key.
+func TestRunRecordsScopedNotesOverServe(t *testing.T) {
+	testRunNotes(serveWorld(t))
+}
+
+func testRunNotes(w scopeWorld) {
+	t := w.t
 	const pref = "prefers table-driven tests"
-	ag, _ := noteAgent(t, c, "user", pref)
+	ag, _ := noteAgent(t, w, "alice", "user", pref)
 	w.must("alice", "run", "--project", "p1", "--backend", ag, raceQuery)
 	if p := w.prompt("alice", "p2"); !strings.Contains(p, pref) || !strings.Contains(p, "(user)") {
 		t.Errorf("alice's run in p2 lacks the preference her run in p1 recorded:\n%s", p)
@@ -322,7 +343,7 @@ func TestRunRecordsScopedNotes(t *testing.T) {
 	}
 
 	const flaky = "the flaky test is TestParseDates"
-	ag, _ = noteAgent(t, c, "conversation", flaky)
+	ag, _ = noteAgent(t, w, "alice", "conversation", flaky)
 	w.must("alice", "run", "--session", "s1", "--project", "p1", "--backend", ag, raceQuery)
 	if p := w.prompt("alice", "p1", "--session", "s1"); !strings.Contains(p, flaky) {
 		t.Errorf("session s1 lacks the note its run recorded:\n%s", p)
@@ -339,7 +360,7 @@ func TestRunRecordsScopedNotes(t *testing.T) {
 
 	// Without --session the run is its own conversation.
 	const own = "this run tried GOFLAGS=-race"
-	ag, dir := noteAgent(t, c, "conversation", own)
+	ag, dir := noteAgent(t, w, "alice", "conversation", own)
 	w.must("alice", "run", "--project", "p1", "--backend", ag, raceQuery)
 	env := readFile(t, filepath.Join(dir, "env"))
 	var runID string
