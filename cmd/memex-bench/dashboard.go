@@ -60,7 +60,7 @@ func runDashboard(args []string, out io.Writer) error {
 				if err != nil {
 					return err
 				}
-				defer os.RemoveAll(tmp)
+				defer func() { _ = os.RemoveAll(tmp) }()
 				d = tmp
 			}
 			path := filepath.Join(d, "dashboard-"+strconv.Itoa(*n)+".db")
