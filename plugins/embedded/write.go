@@ -177,39 +177,29 @@ func (s *Store) insertCandidate(ctx context.Context, tx *bolt.Tx, req core.Candi
 // question. A candidate that names its qa_id duplicates only the QA of
 // that id (ledger.ExistingID), so no search is needed.
 func (s *Store) findDuplicate(ctx context.Context, tx *bolt.Tx, req core.CandidateRequest, hash string) (*stored, error) {
-	if req.QAID != "" {
-		old, err := getStored(tx, req.QAID)
-		if err != nil || old == nil {
-			return nil, err
-		}
-		if err := ledger.ExistingID(req, hash, old.Rec); err != nil {
-			return nil, err
-		}
-		return old, nil
-	}
-	if id := tx.Bucket(bHash).Get(hashKey(req.ProjectID, hash)); id != nil {
-		st, err := getStored(tx, string(id))
-		if err != nil {
-			return nil, err
-		}
-		if st != nil && ledger.Duplicate(req, hash, st.Rec) {
-			return st, nil
-		}
-	}
-	hits, err := s.scorer.Search(ctx, newSource(tx, []string{ownScope(req.ProjectID)}), req.Question, ledger.DupCandidates)
-	if err != nil {
-		return nil, err
-	}
-	for _, h := range hits {
-		st, err := getByDoc(tx, h.Doc)
-		if err != nil {
-			return nil, err
-		}
-		if st != nil && ledger.Duplicate(req, hash, st.Rec) {
-			return st, nil
-		}
-	}
-	return nil, nil
+	return ledger.FindDuplicate(req, hash, func(st *stored) core.Record { return st.Rec },
+		func(id string) (*stored, error) { return getStored(tx, id) },
+		func() (*stored, error) {
+			if id := tx.Bucket(bHash).Get(hashKey(req.ProjectID, hash)); id != nil {
+				return getStored(tx, string(id))
+			}
+			return nil, nil
+		},
+		func() ([]*stored, error) {
+			hits, err := s.scorer.Search(ctx, newSource(tx, []string{ownScope(req.ProjectID)}), req.Question, ledger.DupCandidates)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]*stored, 0, len(hits))
+			for _, h := range hits {
+				st, err := getByDoc(tx, h.Doc)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, st)
+			}
+			return out, nil
+		})
 }
 
 // persistChange stores st and what ch asks besides.

@@ -162,41 +162,24 @@ func (s *Store) commitResult(ctx context.Context, b *batch, res any, out any) (b
 // that id (ledger.ExistingID), so no search is needed.
 func (s *Store) findDuplicate(ctx context.Context, req core.CandidateRequest, hash string) (*stored, error) {
 	p := req.ProjectID
-	if req.QAID != "" {
-		old, err := s.readStored(ctx, p, req.QAID)
-		if err != nil || old == nil {
-			return nil, err
-		}
-		if err := ledger.ExistingID(req, hash, old.record(true)); err != nil {
-			return nil, err
-		}
-		return old, nil
-	}
-	if id, err := s.rdb.HGet(ctx, s.k.hashes(p, hashField(hash)), hashField(hash)).Result(); err == nil {
-		st, err := s.readStored(ctx, p, id)
-		if err != nil {
-			return nil, err
-		}
-		if st != nil && ledger.Duplicate(req, hash, st.record(true)) {
-			return st, nil
-		}
-	}
-	src, err := s.newSource(ctx, p, req.Question, true)
-	if err != nil {
-		return nil, err
-	}
-	hits, err := s.scorer.SearchTerms(ctx, src, src.terms, ledger.DupCandidates, 0)
-	if err != nil {
-		return nil, err
-	}
-	recs, err := s.loadHits(ctx, src, hits, false)
-	if err != nil {
-		return nil, err
-	}
-	for _, st := range recs {
-		if st != nil && ledger.Duplicate(req, hash, st.record(true)) {
-			return st, nil
-		}
-	}
-	return nil, nil
+	return ledger.FindDuplicate(req, hash, func(st *stored) core.Record { return st.record(true) },
+		func(id string) (*stored, error) { return s.readStored(ctx, p, id) },
+		func() (*stored, error) {
+			id, err := s.rdb.HGet(ctx, s.k.hashes(p, hashField(hash)), hashField(hash)).Result()
+			if err != nil {
+				return nil, nil // no QA with this hash (or the look-up failed: the search below decides)
+			}
+			return s.readStored(ctx, p, id)
+		},
+		func() ([]*stored, error) {
+			src, err := s.newSource(ctx, p, req.Question, true)
+			if err != nil {
+				return nil, err
+			}
+			hits, err := s.scorer.SearchTerms(ctx, src, src.terms, ledger.DupCandidates, 0)
+			if err != nil {
+				return nil, err
+			}
+			return s.loadHits(ctx, src, hits, false)
+		})
 }

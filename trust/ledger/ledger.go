@@ -516,6 +516,45 @@ func Duplicate(req core.CandidateRequest, hash string, rec core.Record) bool {
 		core.SameSpecifics(req.Question+"\n"+req.Answer, rec.Question+"\n"+rec.Answer)
 }
 
+// FindDuplicate finds the QA a candidate (req, with content hash hash)
+// folds into, in the one order every store follows: a candidate naming its
+// own qa_id looks only at the QA of that id (ExistingID decides: the same QA
+// again, or a conflict); any other looks at the QA with its content hash,
+// then at the DupCandidates best lexical matches of its question, and takes
+// the first that Duplicate accepts. A store supplies the look-ups — byID,
+// byHash (nil, nil when none) and similar — and rec, a stored QA's record;
+// FindDuplicate returns nil when the candidate is new.
+func FindDuplicate[S any](req core.CandidateRequest, hash string, rec func(*S) core.Record,
+	byID func(id string) (*S, error), byHash func() (*S, error), similar func() ([]*S, error)) (*S, error) {
+	if req.QAID != "" {
+		old, err := byID(req.QAID)
+		if err != nil || old == nil {
+			return nil, err
+		}
+		if err := ExistingID(req, hash, rec(old)); err != nil {
+			return nil, err
+		}
+		return old, nil
+	}
+	st, err := byHash()
+	if err != nil {
+		return nil, err
+	}
+	if st != nil && Duplicate(req, hash, rec(st)) {
+		return st, nil
+	}
+	near, err := similar()
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range near {
+		if st != nil && Duplicate(req, hash, rec(st)) {
+			return st, nil
+		}
+	}
+	return nil, nil
+}
+
 // ExistingID decides a candidate that names its own qa_id when a QA old
 // already has that id: nil when old is the same QA again (same project,
 // same content hash: the candidate folds into it, as a repeated import
