@@ -97,7 +97,12 @@ func (p packedSource) Postings(ctx context.Context, term string, fn func(retriev
 // the hits it returns over the reference reader, and Search through a store
 // with the index cache and head memo returns exactly what a store without
 // them returns.
-func TestSearchMatchesReference(t *testing.T) {
+//
+// The fast tier runs it on 1,500 QAs and 30 of their questions; the
+// integration tier on 3,000 and 60 (TestSearchMatchesReferenceLarge).
+func TestSearchMatchesReference(t *testing.T) { searchMatchesReference(t, 1500, 30) }
+
+func searchMatchesReference(t *testing.T, n, nQueries int) {
 	ctx := t.Context()
 	url, prefix := redistest.URL(t), redistest.Prefix(t)
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -106,9 +111,9 @@ func TestSearchMatchesReference(t *testing.T) {
 	}
 	cached, uncached := open(), open(WithIndexCache(0))
 	const p = "equiv"
-	recs := coretest.Corpus(3000, p, 3)
+	recs := coretest.Corpus(n, p, 3)
 	coretest.Load(t, cached, recs)
-	queries := coretest.Queries(recs, 60)
+	queries := coretest.Queries(recs, nQueries)
 	queries = append(queries, "absentword", recs[7].Question+" "+recs[8].Answer)
 	ref := packedSource{s: cached, owners: []string{p, core.GlobalProject}}
 	params := cached.scorer.Params()
