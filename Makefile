@@ -19,8 +19,10 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/memex
 
 ## test: lint, then the fast tier — every test but the integration tier's, with the race detector
+## (GORACE: a race-built process otherwise sleeps 1 s at exit — each test binary and every
+## memex process the tests start)
 test: lint
-	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	GORACE="$${GORACE:-atexit_sleep_ms=0}" $(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 ## attack: the attack suite (docs/SECURITY.md): the secret corpus through every CLI and HTTP
 ## write path (records, store file, Redis AOF, answers, errors, logs), repo config trust,

@@ -8,6 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
+# Under -race a process otherwise sleeps 1 s at exit (the tests start many).
+export GORACE=${GORACE:-atexit_sleep_ms=0}
 status=0
 found=0
 for dir in $(grep -rl --include='*_test.go' '^//go:build integration' . | xargs -n1 dirname | sort -u); do

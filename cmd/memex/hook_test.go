@@ -86,7 +86,9 @@ func newHostEnv(t *testing.T) *hostEnv {
 	}
 	// MEMEX_SEED fixes the gatekeeper's probation draw (θ ~ Beta): the
 	// sessions below expect the candidate to win its slot.
-	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "MEMEX_TEST_MAIN=1", "MEMEX_SEED=1"}
+	// GORACE: a race-built memex (this test binary) otherwise sleeps 1 s
+	// at exit.
+	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "MEMEX_TEST_MAIN=1", "MEMEX_SEED=1", "GORACE=atexit_sleep_ms=0"}
 	return &hostEnv{t: t, home: home, project: project, env: env}
 }
 
