@@ -386,18 +386,16 @@ func testOwnIDTaken(t *testing.T, p core.MemoryPlugin, _ Flavour) {
 	if _, err := p.RecordCandidate(as(t, "creator"), other); !errors.Is(err, core.ErrConflict) {
 		t.Errorf("another answer under a taken qa_id: err = %v, want ErrConflict", err)
 	}
-	// The id in another project: an error that says so, or (a store whose
-	// ids are per project) a QA of its own there; never the first QA
-	// changed.
+	// The id in another project: an error that says so (qa_ids are unique
+	// across projects); nothing stored there, the first QA unchanged.
 	elsewhere := core.CandidateRequest{ProjectID: projB, QAID: "taken-1", Question: "How do I wash the echidna?", Answer: "echidna wash --gently"}
 	checkOther := func(what string, err error) {
 		t.Helper()
-		if err != nil {
-			if !errors.Is(err, core.ErrConflict) || !strings.Contains(err.Error(), "another project") {
-				t.Errorf("%s under a qa_id of another project: err = %v, want ErrConflict saying it exists in another project", what, err)
-			}
-		} else if r, err := g.Get(t.Context(), projB, "taken-1"); err != nil || r.Answer != elsewhere.Answer {
-			t.Errorf("%s under a qa_id of another project: stored %+v, %v; want its own QA", what, r, err)
+		if !errors.Is(err, core.ErrConflict) || !strings.Contains(err.Error(), "another project") {
+			t.Errorf("%s under a qa_id of another project: err = %v, want ErrConflict saying it exists in another project", what, err)
+		}
+		if r, err := g.Get(t.Context(), projB, "taken-1"); !errors.Is(err, core.ErrNotFound) {
+			t.Errorf("%s under a qa_id of another project: stored %+v, %v; want nothing in that project", what, r, err)
 		}
 		if r := get(t, g, projA, "taken-1"); r.Answer != a || r.ProjectID != projA {
 			t.Errorf("%s under a qa_id of another project changed the first QA: %q in %s", what, r.Answer, r.ProjectID)

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -89,7 +90,7 @@ func (s *Store) Delete(ctx context.Context, projectID, qaID string) error {
 	}
 	defer unlock()
 	eid := newID("del_")
-	return s.retry(ctx, op, func() (bool, error) {
+	err = s.retry(ctx, op, func() (bool, error) {
 		st, err := s.readStored(ctx, projectID, qaID)
 		if err != nil {
 			return false, err
@@ -105,6 +106,10 @@ func (s *Store) Delete(ctx context.Context, projectID, qaID string) error {
 		var ignored string
 		return s.commitResult(ctx, b, qaID, &ignored)
 	})
+	if err != nil {
+		return err
+	}
+	return s.wrap(ctx, op, s.unclaim(ctx, projectID, qaID))
 }
 
 // importChunk is how many records one import script writes.
@@ -125,12 +130,28 @@ func (s *Store) Import(ctx context.Context, recs []core.Record) error {
 	}
 	now := s.now()
 	byProject := map[string][]core.Record{}
+	at := map[string][]int{} // indexes in recs
 	var order []string
-	for _, r := range recs {
+	for i, r := range recs {
 		if _, ok := byProject[r.ProjectID]; !ok {
 			order = append(order, r.ProjectID)
 		}
 		byProject[r.ProjectID] = append(byProject[r.ProjectID], r)
+		at[r.ProjectID] = append(at[r.ProjectID], i)
+	}
+	// Every id is claimed before any record is written: an id of another
+	// project's QA refuses the import as a whole.
+	for _, p := range order {
+		ids := make([]string, len(byProject[p]))
+		for i, r := range byProject[p] {
+			ids[i] = r.QAID
+		}
+		if _, bad, err := s.claimIDs(ctx, p, ids, now); err != nil {
+			if errors.Is(err, core.ErrConflict) {
+				return fmt.Errorf("redis: %s: record %d: %w", op, at[p][bad], err)
+			}
+			return s.wrap(ctx, op, err)
+		}
 	}
 	for _, p := range order {
 		if err := s.ensureProject(ctx, p); err != nil {

@@ -44,7 +44,7 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 	}
 	shared := ledger.SharedProjects(req.SharedProjects)
 	var doc uint64
-	registered := false
+	registered, claimed, fresh := false, false, false
 	err := s.retry(ctx, op, func() (bool, error) {
 		dup, err := s.findDuplicate(ctx, req, hash)
 		if err != nil {
@@ -88,6 +88,13 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 				return false, err
 			}
 		}
+		if !claimed {
+			f, _, err := s.claimIDs(ctx, p, []string{id}, now)
+			if err != nil {
+				return false, err
+			}
+			claimed, fresh = true, f[0]
+		}
 		if !registered {
 			if err := s.registerShared(ctx, p, id, shared); err != nil {
 				return false, err
@@ -129,6 +136,9 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 		}
 		return done, err
 	})
+	if fresh && req.QAID == "" && (err != nil || out.QAID != id) {
+		s.releaseID(ctx, id, claimValue(p, now)) // a generated id no QA holds
+	}
 	if err != nil {
 		return core.CandidateResult{}, err
 	}

@@ -3,7 +3,7 @@ package redisstore
 // Every Redis key the store uses is built here (docs/REDIS.md lists them).
 // All keys of project p share the hash tag {p}, so every multi-key update of
 // a project runs in one Lua script on one cluster slot. Only the project
-// registry is outside any project's tag.
+// registry and the qa_id index are outside any project's tag.
 
 import (
 	"hash/fnv"
@@ -15,6 +15,23 @@ type keys struct{ prefix string }
 
 // tag is "<prefix>:{<project>}:".
 func (k keys) tag(p string) string { return k.prefix + ":{" + p + "}:" }
+
+// ids is the bucket of the qa_id index (ids.go) that holds id: a hash of
+// qa_id → "<owning project> <claimed at, ms base 36>", in idBuckets
+// buckets by FNV of the id, outside every project's tag.
+func (k keys) ids(id string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id))
+	return k.prefix + ":ids:" + strconv.FormatUint(uint64(h.Sum32()%idBuckets), 10)
+}
+
+// idBuckets is the number of qa_id index buckets (listpacks up to ~500k
+// QAs).
+const idBuckets = 4096
+
+// idsBuilt marks the qa_id index as holding every QA the store held when
+// it was first built (ids.go).
+func (k keys) idsBuilt() string { return k.prefix + ":ids:built" }
 
 // projects is the set of project ids the store holds.
 func (k keys) projects() string { return k.prefix + ":projects" }

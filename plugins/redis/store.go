@@ -125,6 +125,9 @@ type Store struct {
 	locks [lockStripes]chan struct{}
 	// projects already registered in the project set by this Store.
 	known sync.Map
+	// idsReady: the qa_id index is built (ids.go); idsMu orders its build.
+	idsReady atomic.Bool
+	idsMu    sync.Mutex
 	// hints of the reputation fields each QA's writes need.
 	hints repHints
 

@@ -563,7 +563,7 @@ func FindDuplicate[S any](req core.CandidateRequest, hash string, rec func(*S) c
 // another QA of this project.
 func ExistingID(req core.CandidateRequest, hash string, old core.Record) error {
 	if old.ProjectID != req.ProjectID {
-		return fmt.Errorf("qa_id %s exists in another project: %w", old.QAID, core.ErrConflict)
+		return IDOfAnotherProject(old.QAID)
 	}
 	if old.ContentHash == "" {
 		old.ContentHash = core.ContentHash(old.Question, old.Answer)
@@ -580,9 +580,16 @@ func ExistingID(req core.CandidateRequest, hash string, old core.Record) error {
 // never overwrites another tenant's QA).
 func ImportOver(old, r core.Record) error {
 	if old.ProjectID != r.ProjectID {
-		return fmt.Errorf("qa_id %s exists in another project: %w", r.QAID, core.ErrConflict)
+		return IDOfAnotherProject(r.QAID)
 	}
 	return nil
+}
+
+// IDOfAnotherProject is the error for a new QA of a project under a
+// qa_id a QA of another project holds: qa_ids are unique across
+// projects, and the error does not name the other project.
+func IDOfAnotherProject(id string) error {
+	return fmt.Errorf("qa_id %s exists in another project: %w", id, core.ErrConflict)
 }
 
 // WithEffects is rep with eff's increments added (the book as it will be

@@ -1,0 +1,214 @@
+package redisstore
+
+// The qa_id index: a qa_id belongs to one project across the store, as on
+// the embedded store, so a new QA under an id a QA of another project holds
+// is refused (ledger.IDOfAnotherProject) instead of becoming a second QA
+// there. A project's keys share one cluster slot and the index cannot (it
+// spans projects), so the index is not part of the project's atomic commit:
+// a write claims its id in the index first (claimIDs), then commits.
+//
+// A claim is "<project> <claimed at>". It holds while the owner's QA exists
+// or while the owner's commit may still be under way (claimLease after the
+// claim); past that, a claim whose QA does not exist is stale and another
+// project takes it over (compare-and-set on the old claim). So a crash
+// between claim and commit loses nothing (no QA was written; the same
+// project's retry finds its own claim) and blocks the id for other projects
+// for at most claimLease. A deleted QA's claim is stamped 0 (unclaim), so
+// another project takes it over at once.
+// A claim is never released after the commit, except the one of a
+// generated id whose candidate folded into another QA (no other writer
+// knows that id).
+//
+// The index is built once from every project's QAs on the first claim of a
+// store that has none (buildIDIndex, marked by idsBuilt). QAs a process
+// without the index writes after that are not in it.
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/memex-dev/memex/trust/ledger"
+)
+
+// claimLease is how long a claim whose QA does not exist holds: longer
+// than any commit's retries (maxCommitAttempts) and an import's chunks.
+const claimLease = 10 * time.Minute
+
+// claimIDScript sets qa_id ARGV[1] in the index bucket KEYS[1] to the claim
+// ARGV[2] when it is unset or still the claim ARGV[3] (a stale claim being
+// taken over; "" for none), returning ""; else it returns the claim held.
+var claimIDScript = &script{src: `
+local v = redis.call('HGET', KEYS[1], ARGV[1])
+if v and v ~= ARGV[3] then return v end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return ''
+`}
+
+// releaseIDScript removes qa_id ARGV[1] from the index bucket KEYS[1] if it
+// still holds the claim ARGV[2].
+var releaseIDScript = &script{src: `
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+end
+return 1
+`}
+
+func claimValue(project string, at time.Time) string {
+	return project + " " + strconv.FormatInt(at.UnixMilli(), 36)
+}
+
+func parseClaim(v string) (project string, at time.Time) {
+	project, ms, _ := strings.Cut(v, " ")
+	n, _ := strconv.ParseInt(ms, 36, 64)
+	return project, time.UnixMilli(n)
+}
+
+// claimIDs claims every id of ids for project p, as mine
+// (claimValue(p, now)), before the write that creates their QAs. fresh[i]
+// tells that ids[i] had no claim of p (the write may release it with
+// releaseID). An id another project holds is an error; bad is its index.
+func (s *Store) claimIDs(ctx context.Context, p string, ids []string, now time.Time) (fresh []bool, bad int, err error) {
+	if err := s.buildIDIndex(ctx); err != nil {
+		return nil, 0, err
+	}
+	mine := claimValue(p, now)
+	fresh = make([]bool, len(ids))
+	held := make([]string, len(ids))
+	const perPipe = 1000
+	for first := 0; first < len(ids); first += perPipe {
+		pipe := s.rdb.Pipeline()
+		cmds := make([]*redis.Cmd, 0, perPipe)
+		for _, id := range ids[first:min(first+perPipe, len(ids))] {
+			cmds = append(cmds, pipe.Eval(ctx, claimIDScript.src, []string{s.k.ids(id)}, id, mine, ""))
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return nil, 0, err
+		}
+		for i, c := range cmds {
+			held[first+i], _ = c.Text()
+		}
+	}
+	for i, v := range held {
+		if v == "" {
+			fresh[i] = true
+			continue
+		}
+		if owner, _ := parseClaim(v); owner == p {
+			continue
+		}
+		if fresh[i], err = s.claimHeld(ctx, p, ids[i], v, mine, now); err != nil {
+			return nil, i, err
+		}
+	}
+	return fresh, 0, nil
+}
+
+// claimHeld decides the claim v another project holds on id: p's own QA
+// under id (from before the index) keeps its id; a claim that holds
+// (claimLease) refuses it; a stale one is taken over.
+func (s *Store) claimHeld(ctx context.Context, p, id, v, mine string, now time.Time) (bool, error) {
+	for range 3 {
+		owner, at := parseClaim(v)
+		if owner == p {
+			return false, nil
+		}
+		pipe := s.rdb.Pipeline()
+		own := pipe.Exists(ctx, s.k.qa(p, id))
+		theirs := pipe.Exists(ctx, s.k.qa(owner, id))
+		if _, err := pipe.Exec(ctx); err != nil {
+			return false, err
+		}
+		if own.Val() > 0 {
+			return false, nil
+		}
+		if theirs.Val() > 0 || now.Sub(at) < claimLease {
+			return false, ledger.IDOfAnotherProject(id)
+		}
+		got, err := s.eval(ctx, claimIDScript.get(), []string{s.k.ids(id)}, id, mine, v).Text()
+		if err != nil {
+			return false, err
+		}
+		if got == "" {
+			return true, nil
+		}
+		v = got
+	}
+	return false, ledger.IDOfAnotherProject(id)
+}
+
+// unclaimScript stamps the claim of qa_id ARGV[1] in the index bucket
+// KEYS[1] 0 if project ARGV[2] holds it: it then holds only while that
+// project's QA exists.
+var unclaimScript = &script{src: `
+local v = redis.call('HGET', KEYS[1], ARGV[1])
+if v and string.sub(v, 1, #ARGV[2] + 1) == ARGV[2] .. ' ' then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. ' 0')
+end
+return 1
+`}
+
+// unclaim lets another project take id over once p's QA is deleted
+// (unclaimScript; p's own new QA under id still finds its claim).
+func (s *Store) unclaim(ctx context.Context, p, id string) error {
+	return s.eval(ctx, unclaimScript.get(), []string{s.k.ids(id)}, id, p).Err()
+}
+
+// releaseID removes p's claim on a generated id whose candidate was not
+// stored under it.
+func (s *Store) releaseID(ctx context.Context, id, claim string) {
+	_ = s.eval(context.WithoutCancel(ctx), releaseIDScript.get(), []string{s.k.ids(id)}, id, claim).Err()
+}
+
+// buildIDIndex fills the qa_id index from every project's QAs, once per
+// store (idsBuilt): existing claims are kept (HSETNX), the built ones are
+// stamped 0 (they hold while their QA exists).
+func (s *Store) buildIDIndex(ctx context.Context) error {
+	if s.idsReady.Load() {
+		return nil
+	}
+	s.idsMu.Lock()
+	defer s.idsMu.Unlock()
+	if s.idsReady.Load() {
+		return nil
+	}
+	n, err := s.rdb.Exists(ctx, s.k.idsBuilt()).Result()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		projects, err := s.rdb.SMembers(ctx, s.k.projects()).Result()
+		if err != nil {
+			return err
+		}
+		total := 0
+		for _, p := range projects {
+			es, err := s.entries(ctx, p)
+			if err != nil {
+				return err
+			}
+			v := claimValue(p, time.UnixMilli(0))
+			for first := 0; first < len(es); first += 1000 {
+				pipe := s.rdb.Pipeline()
+				for _, e := range es[first:min(first+1000, len(es))] {
+					pipe.HSetNX(ctx, s.k.ids(e.id), e.id, v)
+				}
+				if _, err := pipe.Exec(ctx); err != nil {
+					return err
+				}
+			}
+			total += len(es)
+		}
+		if err := s.rdb.Set(ctx, s.k.idsBuilt(), "1", 0).Err(); err != nil {
+			return err
+		}
+		if total > 0 {
+			s.cfg.logger.InfoContext(ctx, "redis: built the qa_id index", "qas", total, "projects", len(projects))
+		}
+	}
+	s.idsReady.Store(true)
+	return nil
+}
