@@ -59,6 +59,9 @@ func (s *Store) Patch(ctx context.Context, req core.PatchRequest) (core.Record, 
 			s.indexOps(b, st, true)
 		}
 		s.changeOps(b, p, st.State.Creator, ch)
+		if err := s.keepRefreshed(b, st, rep, ch.Effects, now); err != nil {
+			return false, err
+		}
 		val, err := st.encode(st.ver + 1)
 		if err != nil {
 			return false, err
@@ -103,6 +106,9 @@ func (s *Store) Delete(ctx context.Context, projectID, qaID string) error {
 		b.version(key, st.ver)
 		b.op("del", key)
 		s.indexOps(b, st, false)
+		if err := s.keepStats(b, st, nil); err != nil {
+			return false, err
+		}
 		var ignored string
 		return s.commitResult(ctx, b, qaID, &ignored)
 	})
@@ -222,11 +228,21 @@ func (s *Store) importChunk(ctx context.Context, p string, rs []core.Record, now
 			}
 		}
 		free := slices.Clone(newDocs)
+		entries := make([]ledger.Entry, len(rs))
+		states := make([]*trust.State, len(rs))
+		for i, r := range rs {
+			entries[i] = s.ledger.Import(r, now)
+			states[i] = entries[i].State
+		}
+		rep, err := s.readRep(ctx, p, states)
+		if err != nil {
+			return false, err
+		}
 		b := newBatch(s.k.event(p, "i", p, eid))
 		for _, id := range slices.Sorted(maps.Keys(firstVer)) {
 			b.version(s.k.qa(p, id), firstVer[id])
 		}
-		for _, r := range rs {
+		for i, r := range rs {
 			old := cur[r.QAID]
 			var doc uint64
 			if old != nil {
@@ -235,7 +251,7 @@ func (s *Store) importChunk(ctx context.Context, p string, rs []core.Record, now
 			} else {
 				doc, free = free[0], free[1:]
 			}
-			e := s.ledger.Import(r, now)
+			e := entries[i]
 			st := toStored(e.Rec, e.State, doc)
 			st.ver = 1
 			if old != nil {
@@ -247,6 +263,9 @@ func (s *Store) importChunk(ctx context.Context, p string, rs []core.Record, now
 			}
 			b.op("set", s.k.qa(p, r.QAID), val)
 			s.indexOps(b, st, true)
+			if err := s.keepRefreshed(b, st, rep, trust.Effects{}, now); err != nil {
+				return false, err
+			}
 			cur[r.QAID] = st
 		}
 		var ignored int
@@ -316,9 +335,16 @@ func (s *Store) expireOne(ctx context.Context, p, id string, now time.Time) (boo
 			return true, nil
 		}
 		st.set(e)
+		rep, err := s.readRep(ctx, p, []*trust.State{st.State})
+		if err != nil {
+			return false, err
+		}
 		key := s.k.qa(p, id)
 		b := newBatch(s.k.event(p, "x", p, eid))
 		b.version(key, st.ver)
+		if err := s.keepRefreshed(b, st, rep, trust.Effects{}, now); err != nil {
+			return false, err
+		}
 		val, err := st.encode(st.ver + 1)
 		if err != nil {
 			return false, err

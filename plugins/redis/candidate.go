@@ -73,6 +73,9 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 					key := s.k.qa(p, dup.ID)
 					b.version(key, dup.ver)
 					s.changeOps(b, p, dup.State.Creator, ch)
+					if err := s.keepRefreshed(b, dup, rep, ch.Effects, now); err != nil {
+						return false, err
+					}
 					val, err := dup.encode(dup.ver + 1)
 					if err != nil {
 						return false, err
@@ -115,15 +118,26 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 			// commit: the quota holds across processes and replicas.
 			b.below(s.k.stats(p), "n:"+ownScope, req.MaxQAs)
 		}
+		var extra []string
+		var v trust.Vote
 		if req.Evidence != nil {
-			v := s.ledger.Vote(ctx, req.RunID, req.Evidence.Result, core.NormalizeStrength(string(req.Evidence.Strength)), now)
-			rep, err := s.readRep(ctx, p, []*trust.State{e.State}, v.Source)
-			if err != nil {
-				return false, err
-			}
-			s.changeOps(b, p, e.State.Creator, s.ledger.CandidateEvidence(&e, v, rep, false))
+			v = s.ledger.Vote(ctx, req.RunID, req.Evidence.Result, core.NormalizeStrength(string(req.Evidence.Strength)), now)
+			extra = append(extra, v.Source)
+		}
+		rep, err := s.readRep(ctx, p, []*trust.State{e.State}, extra...)
+		if err != nil {
+			return false, err
+		}
+		var eff trust.Effects
+		if req.Evidence != nil {
+			ch := s.ledger.CandidateEvidence(&e, v, rep, false)
+			s.changeOps(b, p, e.State.Creator, ch)
+			eff = ch.Effects
 		}
 		st := toStored(e.Rec, e.State, doc)
+		if err := s.keepRefreshed(b, st, rep, eff, now); err != nil {
+			return false, err
+		}
 		val, err := st.encode(1)
 		if err != nil {
 			return false, err

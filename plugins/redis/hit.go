@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/trust"
 	"github.com/memex-dev/memex/trust/ledger"
 )
 
@@ -82,6 +83,16 @@ func (s *Store) hitGroup(ctx context.Context, req core.HitRequest, owner string,
 				recs[id] = st
 			}
 		}
+		var states []*trust.State
+		for _, id := range ids {
+			if st := recs[id]; st != nil {
+				states = append(states, st.State)
+			}
+		}
+		rep, err := s.readRep(ctx, owner, states)
+		if err != nil {
+			return false, err
+		}
 		b := newBatch(s.k.event(owner, "h", req.ProjectID, eid))
 		count := 0
 		for _, ref := range req.References {
@@ -103,6 +114,9 @@ func (s *Store) hitGroup(ctx context.Context, req core.HitRequest, owner string,
 			}
 			key := s.k.qa(owner, id)
 			b.version(key, st.ver)
+			if err := s.keepRefreshed(b, st, rep, trust.Effects{}, now); err != nil {
+				return false, err
+			}
 			val, err := st.encode(st.ver + 1)
 			if err != nil {
 				return false, err

@@ -131,5 +131,11 @@ func (s *Store) nextDocs(ctx context.Context, project string, n int) (uint64, er
 	if last >= 1<<32 {
 		return 0, fmt.Errorf("project %s has used all document ids: %w", project, core.ErrTooLarge)
 	}
+	if last == int64(n) {
+		// The project's first QAs: its statistics hold every QA it has.
+		if err := s.markFresh(ctx, project); err != nil {
+			return 0, err
+		}
+	}
 	return uint64(last) - uint64(n) + 1, nil
 }

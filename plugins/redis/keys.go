@@ -92,6 +92,33 @@ func (k keys) lens(p string, doc uint64) string {
 	return k.tag(p) + "len:" + strconv.FormatUint(doc/lensBucket, 10)
 }
 
+// agg holds the project's kept statistics (agg.go): the counts of
+// core.AddCounts as fields ("t", "s:"/"l:"/"h:" + status, level, trust
+// bucket, "sh", "us", "pa", "fa", "st", "qu"), and aggBuilt once they hold
+// every QA.
+func (k keys) agg(p string) string { return k.tag(p) + "agg" }
+
+// aggLock is held by the one process building p's statistics.
+func (k keys) aggLock(p string) string { return k.tag(p) + "agg:lock" }
+
+// shares maps the qa_id of each QA of p whose document id shares
+// doc/docBucket to its share of the statistics (shareOf), in buckets so
+// each stays a compact listpack hash.
+func (k keys) shares(p string, doc uint64) string {
+	return k.tag(p) + "sh:" + strconv.FormatUint(doc/docBucket, 10)
+}
+
+// byTrust holds p's live QAs scored by trust (top and worst).
+func (k keys) byTrust(p string) string { return k.tag(p) + "z:trust" }
+
+// byExpiry holds p's QAs with an expiry, scored by it in ms (expiring
+// soon).
+func (k keys) byExpiry(p string) string { return k.tag(p) + "z:ttl" }
+
+// awaiting holds p's live quarantined QAs scored by created_at in ms
+// (awaiting review).
+func (k keys) awaiting(p string) string { return k.tag(p) + "z:quar" }
+
 // rep is the project's reputation book: "sa:"/"sd:" + source (agreement),
 // "cp:"/"cr:" + creator (proven, rejected).
 func (k keys) rep(p string) string { return k.tag(p) + "rep" }

@@ -187,29 +187,180 @@ func (s *Store) List(ctx context.Context, req core.ListRequest) (core.ListPage, 
 	return page, nil
 }
 
-// Stats summarises a project's own records (reads all of them: an admin
-// operation).
+// Stats summarises a project's own records from the statistics kept write
+// by write (agg.go): the records as of their last write, not refreshed at
+// now (a QA's trust, level and status are as of its last write). A
+// project written before the store kept them gets them built first, once.
 func (s *Store) Stats(ctx context.Context, projectID string) (core.ProjectStats, error) {
 	const op = "stats"
 	if err := core.ValidateProjectID(projectID); err != nil {
 		return core.ProjectStats{}, fmt.Errorf("redis: %s: %w", op, err)
 	}
-	now := s.cfg.clock().UTC()
-	sb := core.NewStatsBuilder(projectID, now)
-	rep, err := s.fullRep(ctx, projectID)
+	out, built, err := s.keptStats(ctx, projectID)
+	if err == nil && !built {
+		var ok bool
+		if ok, err = s.buildStats(ctx, projectID); err == nil && ok {
+			out, built, err = s.keptStats(ctx, projectID)
+		}
+		if err == nil && !built {
+			// Another process is building them: the scan answers meanwhile.
+			out, err = s.scanStats(ctx, projectID, false)
+		}
+	}
 	if err != nil {
 		return core.ProjectStats{}, s.wrap(ctx, op, err)
 	}
-	err = s.walk(ctx, projectID, nil, func(_ listEntry, st *stored) bool {
-		sb.Add(s.refresh(rep, st, now))
+	return out, nil
+}
+
+// keptStats reads the kept statistics; built is false (and the figures
+// empty) when they do not hold every QA yet.
+func (s *Store) keptStats(ctx context.Context, p string) (core.ProjectStats, bool, error) {
+	now := s.cfg.clock().UTC()
+	bound := now.Add(core.ExpiringSoon).UnixMilli()
+	v, err := s.eval(ctx, statsScript.get(), []string{s.k.agg(p), s.k.byTrust(p), s.k.byExpiry(p), s.k.awaiting(p)},
+		core.StatsTop, core.StatsAwaiting, bound).Slice()
+	if err != nil {
+		return core.ProjectStats{}, false, err
+	}
+	if len(v) != 5 {
+		return core.ProjectStats{}, false, errors.New("malformed statistics reply")
+	}
+	agg := map[string]string{}
+	flat, _ := v[0].([]any)
+	for i := 0; i+1 < len(flat); i += 2 {
+		f, _ := flat[i].(string)
+		val, _ := flat[i+1].(string)
+		agg[f] = val
+	}
+	if agg[aggBuilt] == "" {
+		return core.ProjectStats{}, false, nil
+	}
+	lists := make([][]string, 3)
+	var ids []string
+	for i := range lists {
+		l, _ := v[i+1].([]any)
+		for _, x := range l {
+			id, _ := x.(string)
+			lists[i] = append(lists[i], id)
+			ids = append(ids, id)
+		}
+	}
+	soon, _ := v[4].(int64)
+	recs, err := s.writtenRecords(ctx, p, ids)
+	if err != nil {
+		return core.ProjectStats{}, false, err
+	}
+	pick := func(ids []string, order func(a, b core.Record) int) []core.Record {
+		out := []core.Record{}
+		for _, id := range ids {
+			if r, ok := recs[id]; ok {
+				out = append(out, r)
+			}
+		}
+		slices.SortFunc(out, order)
+		return out
+	}
+	days, err := s.days(ctx, p)
+	if err != nil {
+		return core.ProjectStats{}, false, err
+	}
+	return core.FinishStats(p, readCounts(agg), pick(lists[0], core.StatsTopOrder), pick(lists[1], core.StatsWorstOrder),
+		pick(lists[2], core.StatsAwaitingOrder), int(soon), days), true, nil
+}
+
+// writtenRecords reads the records of ids of project p as their last
+// writes left them (their shares' derived fields): one pipeline.
+func (s *Store) writtenRecords(ctx context.Context, p string, ids []string) (map[string]core.Record, error) {
+	out := map[string]core.Record{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = s.k.qa(p, id)
+	}
+	vals, err := s.rdb.MGet(ctx, keys...).Result()
+	if err != nil {
+		return nil, err
+	}
+	pipe := s.rdb.Pipeline()
+	sts := map[string]*stored{}
+	shares := map[string]*redis.StringCmd{}
+	for i, v := range vals {
+		str, ok := v.(string)
+		if !ok {
+			continue
+		}
+		st, err := decodeStored(p, ids[i], str)
+		if err != nil {
+			return nil, err
+		}
+		sts[st.ID] = st
+		shares[st.ID] = pipe.HGet(ctx, s.k.shares(p, st.Doc), st.ID)
+	}
+	if len(shares) == 0 {
+		return out, nil
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	for id, c := range shares {
+		if c.Val() == "" {
+			continue
+		}
+		r, err := asWritten(sts[id], c.Val())
+		if err != nil {
+			return nil, err
+		}
+		out[id] = r
+	}
+	return out, nil
+}
+
+// scanStats is the statistics from a read of every QA of p: as written
+// (their shares; the check of the kept figures), or refreshed at now
+// (while another process builds the kept ones).
+func (s *Store) scanStats(ctx context.Context, p string, written bool) (core.ProjectStats, error) {
+	now := s.cfg.clock().UTC()
+	sb := core.NewStatsBuilder(p, now)
+	rep, err := s.fullRep(ctx, p)
+	if err != nil {
+		return core.ProjectStats{}, err
+	}
+	var ferr error
+	err = s.walk(ctx, p, nil, func(_ listEntry, st *stored) bool {
+		if !written {
+			sb.Add(s.refresh(rep, st, now))
+			return true
+		}
+		var share string
+		if share, ferr = s.rdb.HGet(ctx, s.k.shares(p, st.Doc), st.ID).Result(); ferr != nil {
+			ferr = fmt.Errorf("share of %s: %w", st.ID, ferr)
+			return false
+		}
+		var r core.Record
+		if r, ferr = asWritten(st, share); ferr != nil {
+			return false
+		}
+		sb.Add(r)
 		return true
 	})
-	if err != nil {
-		return core.ProjectStats{}, s.wrap(ctx, op, err)
+	if err = cmp.Or(err, ferr); err != nil {
+		return core.ProjectStats{}, err
 	}
-	days, err := s.rdb.HGetAll(ctx, s.k.days(projectID)).Result()
+	days, err := s.days(ctx, p)
 	if err != nil {
-		return core.ProjectStats{}, s.wrap(ctx, op, err)
+		return core.ProjectStats{}, err
+	}
+	return sb.Stats(days), nil
+}
+
+// days is the project's validations per day, oldest first.
+func (s *Store) days(ctx context.Context, p string) ([]core.DayCount, error) {
+	days, err := s.rdb.HGetAll(ctx, s.k.days(p)).Result()
+	if err != nil {
+		return nil, err
 	}
 	byDay := map[string]*core.DayCount{}
 	for f, v := range days {
@@ -233,7 +384,7 @@ func (s *Store) Stats(ctx context.Context, projectID string) (core.ProjectStats,
 	for _, day := range slices.Sorted(maps.Keys(byDay)) {
 		list = append(list, *byDay[day])
 	}
-	return sb.Stats(list), nil
+	return list, nil
 }
 
 // Projects lists the projects the store holds with their totals (reads

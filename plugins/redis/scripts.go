@@ -238,6 +238,29 @@ local function prem(k, hk, t, d)
     if nb then pshort(hk, t, nb) end
   end
 end
+-- share adds sign times a QA's share (agg.go shareOf) to the agg hash
+-- ak and the sorted sets zk (by trust, by expiry, awaiting).
+local function split(s, sep)
+  local t, p = {}, 1
+  while true do
+    local q = string.find(s, sep, p, true)
+    if not q then t[#t + 1] = string.sub(s, p); return t end
+    t[#t + 1] = string.sub(s, p, q - 1)
+    p = q + 1
+  end
+end
+local function share(ak, zk, id, v, sign)
+  local f = split(v, '\31')
+  local c = split(f[1], '\30')
+  for j = 1, #c - 1, 2 do
+    if redis.call('HINCRBY', ak, c[j], sign * tonumber(c[j + 1])) == 0 then redis.call('HDEL', ak, c[j]) end
+  end
+  for j = 1, 3 do
+    if f[j + 1] and f[j + 1] ~= '' then
+      if sign > 0 then redis.call('ZADD', zk[j], f[j + 1], id) else redis.call('ZREM', zk[j], id) end
+    end
+  end
+end
 local argc = #ARGV
 while i <= argc do
   local op = ARGV[i]
@@ -275,6 +298,22 @@ while i <= argc do
     redis.call('LPUSH', fk, cur .. ' ' .. ARGV[i + 3])
     redis.call('LTRIM', fk, 0, 511) -- changesCap - 1
     i = i + 5
+  elseif op == 'stat' then
+    -- A QA's share of the project statistics (agg.go): k the share
+    -- hash; the agg hash, the by-trust, by-expiry and awaiting sets; the
+    -- qa_id; the new share ('' when the QA is deleted). The share its
+    -- last write left goes out, the new one in.
+    local zk = {KEYS[tonumber(ARGV[i + 3])], KEYS[tonumber(ARGV[i + 4])], KEYS[tonumber(ARGV[i + 5])]}
+    local ak, id, new = KEYS[tonumber(ARGV[i + 2])], ARGV[i + 6], ARGV[i + 7]
+    local old = redis.call('HGET', k, id)
+    if old then share(ak, zk, id, old, -1) end
+    if new ~= '' then
+      share(ak, zk, id, new, 1)
+      redis.call('HSET', k, id, new)
+    elseif old then
+      redis.call('HDEL', k, id)
+    end
+    i = i + 8
   elseif op == 'pnop' then
     i = i + 5
   elseif op == 'prem' then
@@ -402,4 +441,45 @@ if not src then return {0} end
 if src ~= ARGV[1] then return {1} end
 redis.call('SETRANGE', key, 0, 'n')
 return {2}
+`}
+
+// statsScript reads a project's kept statistics (agg.go) in one call.
+// KEYS: the agg hash, the by-trust, by-expiry and awaiting sets; ARGV:
+// how many top and worst QAs, how many awaiting, the expiry bound in ms.
+// Returns the agg hash's fields and values, the top ids (trust
+// descending, qa_id ascending), the worst (trust ascending, qa_id
+// descending), the awaiting (created descending, qa_id ascending) and the
+// count of expiries up to the bound. Members of one score are read in
+// groups, never more than asked for however many share it.
+var statsScript = &script{src: `
+local n, nw = tonumber(ARGV[1]), tonumber(ARGV[2])
+local function ends(k, want, high, idAsc)
+  local out, bound = {}, nil
+  while #out < want do
+    local g
+    if high then
+      g = redis.call('ZREVRANGEBYSCORE', k, bound or '+inf', '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    else
+      g = redis.call('ZRANGEBYSCORE', k, bound or '-inf', '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    end
+    if #g == 0 then break end
+    local sc = g[2]
+    local m
+    if idAsc then
+      m = redis.call('ZRANGEBYSCORE', k, sc, sc, 'LIMIT', 0, want - #out)
+    else
+      m = redis.call('ZREVRANGEBYSCORE', k, sc, sc, 'LIMIT', 0, want - #out)
+    end
+    for _, id in ipairs(m) do out[#out + 1] = id end
+    bound = '(' .. sc
+  end
+  return out
+end
+return {
+  redis.call('HGETALL', KEYS[1]),
+  ends(KEYS[2], n, true, true),
+  ends(KEYS[2], n, false, false),
+  ends(KEYS[4], nw, true, true),
+  redis.call('ZCOUNT', KEYS[3], '-inf', ARGV[3]),
+}
 `}

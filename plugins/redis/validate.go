@@ -94,6 +94,9 @@ func (s *Store) RecordValidationBefore(ctx context.Context, req core.ValidateReq
 		b := newBatch(s.k.event(st.project, "v", req.ProjectID, eid))
 		b.version(key, st.ver)
 		s.changeOps(b, st.project, st.State.Creator, ch)
+		if err := s.keepRefreshed(b, st, rep, ch.Effects, now); err != nil {
+			return false, err
+		}
 		val, err := st.encode(st.ver + 1)
 		if err != nil {
 			return false, err

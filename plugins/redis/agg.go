@@ -1,0 +1,304 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/trust"
+	"github.com/memex-dev/memex/trust/ledger"
+)
+
+// The project statistics kept write by write (docs/REDIS.md), so Stats
+// reads a few keys instead of every QA: the counts (core.AddCounts) in the
+// project's agg hash, and three sorted sets for the lists and the expiring
+// count. Every write of a QA record adds a "stat" operation to its commit
+// (keepStats): the script takes the share the QA's last write left
+// (kept in a share hash) out and puts the new one in, so the figures are
+// the records as of their last write, like the embedded store's.
+
+// share is a QA's share of its project's statistics as one write leaves
+// it: the value of its field in the share hash, which commitScript's
+// "stat" operation reads back to take it out again. Fields, separated by
+// 0x1f: the agg increments (field 0x1e count, …), the trust score (the
+// by-trust set, live QAs), the expiry in ms (the by-expiry set), the
+// created_at in ms (the awaiting set, live quarantined QAs), and the
+// derived fields of the record (shareFields) so the lists show the
+// records as written.
+func shareOf(rec core.Record) (string, error) {
+	var c core.ProjectStats
+	core.AddCounts(&c, rec, 1)
+	var b strings.Builder
+	for i, f := range countFields(c) {
+		if i > 0 {
+			b.WriteByte(0x1e)
+		}
+		b.WriteString(f.name)
+		b.WriteByte(0x1e)
+		b.WriteString(strconv.FormatInt(f.n, 10))
+	}
+	b.WriteByte(0x1f)
+	live := core.StatsLive(rec)
+	if live {
+		b.WriteString(strconv.FormatFloat(rec.TrustScore, 'g', -1, 64))
+	}
+	b.WriteByte(0x1f)
+	if !rec.TTLExpireAt.IsZero() {
+		b.WriteString(strconv.FormatInt(ttlMS(rec.TTLExpireAt), 10))
+	}
+	b.WriteByte(0x1f)
+	if live && rec.Quarantined {
+		b.WriteString(strconv.FormatInt(rec.CreatedAt.UnixMilli(), 10))
+	}
+	b.WriteByte(0x1f)
+	d, err := json.Marshal(shareFields{T: rec.TrustScore, A: rec.Alpha, B: rec.Beta, F: rec.Freshness,
+		V: rec.ValidationLevel, S: rec.Status, C: rec.ConsecutiveFail, X: nanos(rec.TTLExpireAt)})
+	if err != nil {
+		return "", err
+	}
+	b.Write(d)
+	return b.String(), nil
+}
+
+// shareFields are the fields of a record trust.Model.Fill derives, as the
+// write computed them.
+type shareFields struct {
+	T float64     `json:"t"`
+	A float64     `json:"a,omitempty"`
+	B float64     `json:"b,omitempty"`
+	F float64     `json:"f,omitempty"`
+	V int         `json:"v,omitempty"`
+	S core.Status `json:"s"`
+	C int         `json:"c,omitempty"`
+	X int64       `json:"x,omitempty"`
+}
+
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// ttlMS is an expiry's score in the by-expiry set: milliseconds, rounded
+// up (the store's clock keeps milliseconds, so this is exact for its
+// records).
+func ttlMS(t time.Time) int64 {
+	ms := t.UnixMilli()
+	if t.After(time.UnixMilli(ms)) {
+		ms++
+	}
+	return ms
+}
+
+// asWritten is st's record with the derived fields of its share: the
+// record as its last write left it.
+func asWritten(st *stored, share string) (core.Record, error) {
+	r := st.record(true)
+	i := strings.LastIndexByte(share, 0x1f)
+	var f shareFields
+	if i < 0 || json.Unmarshal([]byte(share[i+1:]), &f) != nil {
+		return r, fmt.Errorf("statistics share of %s is corrupt", st.ID)
+	}
+	r.TrustScore, r.Alpha, r.Beta, r.Freshness = f.T, f.A, f.B, f.F
+	r.ValidationLevel, r.Level = f.V, core.LevelName(f.V)
+	r.Status, r.ConsecutiveFail = f.S, f.C
+	if f.X != 0 {
+		r.TTLExpireAt = time.Unix(0, f.X).UTC()
+	}
+	return r, nil
+}
+
+type countField struct {
+	name string
+	n    int64
+}
+
+// countFields are the agg hash fields of counts (the non-zero ones); readCounts
+// is the reverse.
+func countFields(c core.ProjectStats) []countField {
+	out := []countField{{"t", int64(c.Total)}}
+	for st, n := range c.ByStatus {
+		out = append(out, countField{"s:" + string(st), int64(n)})
+	}
+	for l, n := range c.ByLevel {
+		out = append(out, countField{"l:" + l, int64(n)})
+	}
+	for i, n := range c.TrustHistogram {
+		out = append(out, countField{"h:" + strconv.Itoa(i), int64(n)})
+	}
+	out = append(out, countField{"sh", c.Shown}, countField{"us", c.Used}, countField{"pa", c.Passes},
+		countField{"fa", c.Fails}, countField{"st", int64(c.Stale)}, countField{"qu", int64(c.Quarantined)})
+	out = slices.DeleteFunc(out, func(f countField) bool { return f.n == 0 })
+	slices.SortFunc(out, func(a, b countField) int { return strings.Compare(a.name, b.name) })
+	return out
+}
+
+func readCounts(m map[string]string) core.ProjectStats {
+	var c core.ProjectStats
+	core.AddCounts(&c, core.Record{}, 0) // the maps and the histogram
+	for f, v := range m {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n == 0 {
+			continue
+		}
+		switch {
+		case f == "t":
+			c.Total = int(n)
+		case f == "sh":
+			c.Shown = n
+		case f == "us":
+			c.Used = n
+		case f == "pa":
+			c.Passes = n
+		case f == "fa":
+			c.Fails = n
+		case f == "st":
+			c.Stale = int(n)
+		case f == "qu":
+			c.Quarantined = int(n)
+		case strings.HasPrefix(f, "s:"):
+			c.ByStatus[core.Status(f[2:])] = int(n)
+		case strings.HasPrefix(f, "l:"):
+			c.ByLevel[f[2:]] = int(n)
+		case strings.HasPrefix(f, "h:"):
+			if i, err := strconv.Atoi(f[2:]); err == nil && i >= 0 && i < len(c.TrustHistogram) {
+				c.TrustHistogram[i] = int(n)
+			}
+		}
+	}
+	return c
+}
+
+// keepStats adds to b the move of st's share of its project's statistics:
+// the share of its last write out, rec's in (rec is st as this write
+// leaves it, refreshed with the reputation the write read, its effects
+// included, at the write's time; nil when the write deletes it).
+func (s *Store) keepStats(b *batch, st *stored, rec *core.Record) error {
+	p := st.project
+	share := ""
+	if rec != nil {
+		var err error
+		if share, err = shareOf(*rec); err != nil {
+			return err
+		}
+	}
+	b.op("stat", s.k.shares(p, st.Doc), b.key(s.k.agg(p)), b.key(s.k.byTrust(p)), b.key(s.k.byExpiry(p)),
+		b.key(s.k.awaiting(p)), st.ID, share)
+	return nil
+}
+
+// keepRefreshed is keepStats of st refreshed at now with rep and the
+// effects on it the write adds to the book.
+func (s *Store) keepRefreshed(b *batch, st *stored, rep trust.Reputation, eff trust.Effects, now time.Time) error {
+	rec := s.refresh(ledger.WithEffects(rep, st.State.Creator, eff), st, now)
+	return s.keepStats(b, st, &rec)
+}
+
+// aggBuilt is the agg hash field set once the project's statistics hold
+// every QA (buildStats); aggBuilding is the lock key's lifetime.
+const (
+	aggBuilt    = "v"
+	aggBuilding = 10 * time.Minute
+)
+
+// markFresh marks the statistics of a project that has no QA yet (its
+// first document ids were just reserved) as built: every QA it gets is
+// written with its share.
+func (s *Store) markFresh(ctx context.Context, p string) error {
+	return s.rdb.HSetNX(ctx, s.k.agg(p), aggBuilt, "1").Err()
+}
+
+// buildStats adds the share of every QA of p that has none (written
+// before the store kept statistics) at now, then marks the statistics
+// built. One builder at a time per project (a lock key with a lifetime);
+// it reports false when another holds it. Each chunk commits under the
+// version of its records and the absence of their shares, so a write
+// racing the build (which adds its own share) is never counted twice.
+func (s *Store) buildStats(ctx context.Context, p string) (bool, error) {
+	token := newID("")
+	ok, err := s.rdb.SetNX(ctx, s.k.aggLock(p), token, aggBuilding).Result()
+	if err != nil || !ok {
+		return false, err
+	}
+	defer s.rdb.Del(context.WithoutCancel(ctx), s.k.aggLock(p))
+	all, err := s.entries(ctx, p)
+	if err != nil {
+		return false, err
+	}
+	now := s.now()
+	for len(all) > 0 {
+		chunk := all[:min(listChunk, len(all))]
+		all = all[len(chunk):]
+		err := s.retry(ctx, "build statistics", func() (bool, error) {
+			return s.buildChunk(ctx, p, chunk, now)
+		})
+		if err != nil {
+			return false, err
+		}
+	}
+	return true, s.rdb.HSet(ctx, s.k.agg(p), aggBuilt, "1").Err()
+}
+
+func (s *Store) buildChunk(ctx context.Context, p string, chunk []listEntry, now time.Time) (bool, error) {
+	keys := make([]string, len(chunk))
+	for i, e := range chunk {
+		keys[i] = s.k.qa(p, e.id)
+	}
+	vals, err := s.rdb.MGet(ctx, keys...).Result()
+	if err != nil {
+		return false, err
+	}
+	var sts []*stored
+	var states []*trust.State
+	for i, v := range vals {
+		str, ok := v.(string)
+		if !ok {
+			continue // deleted since
+		}
+		st, err := decodeStored(p, chunk[i].id, str)
+		if err != nil {
+			return false, err
+		}
+		sts = append(sts, st)
+		states = append(states, st.State)
+	}
+	pipe := s.rdb.Pipeline()
+	has := make([]*redis.BoolCmd, len(sts))
+	for i, st := range sts {
+		has[i] = pipe.HExists(ctx, s.k.shares(p, st.Doc), st.ID)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return false, err
+	}
+	rep, err := s.readRep(ctx, p, states)
+	if err != nil {
+		return false, err
+	}
+	b := newBatch(s.k.event(p, "b", p, newID("agg_")))
+	n := 0
+	for i, st := range sts {
+		if has[i].Val() {
+			continue
+		}
+		b.version(s.k.qa(p, st.ID), st.ver)
+		b.absentField(s.k.shares(p, st.Doc), st.ID)
+		if err := s.keepRefreshed(b, st, rep, trust.Effects{}, now); err != nil {
+			return false, err
+		}
+		n++
+	}
+	if n == 0 {
+		return true, nil
+	}
+	var ignored int
+	return s.commitResult(ctx, b, n, &ignored)
+}
