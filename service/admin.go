@@ -33,6 +33,59 @@ func (s *Server) adminProjects(c echo.Context) error {
 	return writeJSON(c, http.StatusOK, out)
 }
 
+// maxImportRecords bounds one import request (a full export page's size).
+const maxImportRecords = 1000
+
+// adminImport serves POST /admin/v1/import: full records stored as they
+// are, evidence included (an admin route: evidence is votes, and an agent
+// key that wrote it would forge them). Every record's project must be
+// covered by the key's patterns; the import is audited per project.
+func (s *Server) adminImport(c echo.Context) error {
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	var req wire.ImportRequest
+	if err := decodeJSON(body, &req, false); err != nil {
+		return err
+	}
+	if len(req.Records) == 0 {
+		return core.Invalid("records", "is required")
+	}
+	if len(req.Records) > maxImportRecords {
+		return core.Invalid("records", "more than %d records", maxImportRecords)
+	}
+	count := map[string]int{}
+	var order []string
+	for _, r := range req.Records {
+		if err := core.ValidateProjectID(r.ProjectID); err != nil {
+			return err
+		}
+		if count[r.ProjectID] == 0 {
+			if err := authorize(c, r.ProjectID); err != nil {
+				return err
+			}
+			order = append(order, r.ProjectID)
+		}
+		count[r.ProjectID]++
+	}
+	im, ok := core.As[core.Importer](s.store)
+	if !ok {
+		return &notImplementedError{what: "importing records on the " + s.store.Name() + " store"}
+	}
+	ctx, cancel := s.reqCtx(c)
+	defer cancel()
+	if err := im.Import(ctx, req.Records); err != nil {
+		return s.storeErr("import", err)
+	}
+	for _, p := range order {
+		s.stats.drop(p)
+		s.audit(ctx, core.AuditEntry{KeyID: callerOf(c).id, ProjectID: p, Action: "import", Weight: 1,
+			After: map[string]any{"records": count[p]}})
+	}
+	return writeJSON(c, http.StatusOK, wire.ImportResponse{Imported: len(req.Records)})
+}
+
 func (s *Server) adminStats(c echo.Context) error {
 	p := c.Param("project_id")
 	if err := core.ValidateProjectID(p); err != nil {

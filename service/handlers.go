@@ -495,8 +495,15 @@ func queryInt(c echo.Context, name string) (int, error) {
 	return n, nil
 }
 
-func (s *Server) list(c echo.Context) error {
-	var req core.ListRequest
+func (s *Server) list(c echo.Context) error { return s.listPage(c, false) }
+
+// adminExport serves GET /admin/v1/export: a page of GET /v1/qa whose
+// records carry their evidence (a full export, restored by POST
+// /admin/v1/import).
+func (s *Server) adminExport(c echo.Context) error { return s.listPage(c, true) }
+
+func (s *Server) listPage(c echo.Context, evidence bool) error {
+	req := core.ListRequest{Evidence: evidence}
 	var err error
 	req.ProjectID = c.QueryParam("project_id")
 	req.Status = core.Status(c.QueryParam("status"))

@@ -262,6 +262,8 @@ func (s *Server) routes() *echo.Echo {
 		adm.POST("/qa/:qa_id/"+string(v), s.adminVerdict(v))
 	}
 	adm.GET("/audit", s.adminAudit)
+	adm.GET("/export", s.adminExport)
+	adm.POST("/import", s.adminImport)
 
 	for _, m := range s.mounts {
 		h := echo.WrapHandler(m.h)

@@ -38,6 +38,11 @@ const (
 	RouteAdminQA    = "/admin/v1/qa"
 	RouteProjects   = "/admin/v1/projects"
 	RouteAudit      = "/admin/v1/audit"
+	// RouteExport is a full export page of a project (records with their
+	// evidence); RouteImport stores full records, evidence included. Both
+	// are admin routes: evidence is votes, and writing it is voting.
+	RouteExport = "/admin/v1/export"
+	RouteImport = "/admin/v1/import"
 )
 
 // Headers.
@@ -223,6 +228,17 @@ type DeleteResponse struct {
 // ProjectsResponse is GET /admin/v1/projects.
 type ProjectsResponse struct {
 	Projects []core.ProjectSummary `json:"projects"`
+}
+
+// ImportRequest is POST /admin/v1/import: full records (core.Record, as a
+// full export writes them, evidence included), stored as they are.
+type ImportRequest struct {
+	Records []core.Record `json:"records"`
+}
+
+// ImportResponse is POST /admin/v1/import's answer.
+type ImportResponse struct {
+	Imported int `json:"imported"`
 }
 
 // AuditResponse is GET /admin/v1/audit.

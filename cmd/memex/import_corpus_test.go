@@ -5,10 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/internal/redistest"
+	redisstore "github.com/memex-dev/memex/plugins/redis"
+	"github.com/memex-dev/memex/service"
 )
 
 // evalDir is the retrieval development data beside the repository, when
@@ -146,5 +152,77 @@ func TestQAExportCarriesEvidence(t *testing.T) {
 	if a.Status != b.Status || a.ConsecutiveFail != b.ConsecutiveFail || a.ValidationLevel != b.ValidationLevel || math.Abs(a.TrustScore-b.TrustScore) > 1e-6 {
 		t.Errorf("after export and import: status %s consecutive_fail %d level %d trust %.4f; before %s %d %d %.4f",
 			a.Status, a.ConsecutiveFail, a.ValidationLevel, a.TrustScore, b.Status, b.ConsecutiveFail, b.ValidationLevel, b.TrustScore)
+	}
+}
+
+// TestQAExportImportOverServe: against memex serve, an admin key's export
+// carries the evidence and its import restores it; an agent key's export
+// has none and says so, and its import of full records is refused (writing
+// evidence is voting).
+func TestQAExportImportOverServe(t *testing.T) {
+	st, err := redisstore.Open(t.Context(), redistest.URL(t), redisstore.WithPrefix(redistest.Prefix(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	cfg := service.DefaultConfig()
+	cfg.ExpiryInterval = -1
+	cfg.RequireReceipts = false
+	for id, role := range map[string]string{"root": service.RoleAdmin, "alice": service.RoleAgent} {
+		cfg.Keys = append(cfg.Keys, service.Key{ID: id, SecretSHA256: service.HashSecret("sk-" + id), Role: role, Projects: []string{"*"}})
+	}
+	srv, err := service.New(st, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	c := newCLI(t)
+	as := func(key, stdin string, args ...string) (int, string, string) {
+		c.env["MEMEX_API_KEY"] = "sk-" + key
+		return c.run(stdin, append(args, "--store", ts.URL)...)
+	}
+	if code, _, errOut := as("root", `{"qa_id": "qa-sv", "question": "How do I reset the quokka cache?", "answer": "quokka cache --reset"}`+"\n", "qa", "import", "-"); code != 0 {
+		t.Fatalf("import: %s", errOut)
+	}
+	for range 3 {
+		if code, _, errOut := as("alice", "", "qa", "validate", "qa-sv", "fail"); code != 0 {
+			t.Fatalf("validate: %s", errOut)
+		}
+	}
+	code, full, errOut := as("root", "", "qa", "export")
+	if code != 0 || !strings.Contains(full, `"evidence":{`) {
+		t.Fatalf("admin export: exit %d, %.600s %s; want the evidence", code, full, errOut)
+	}
+	code, plain, errOut := as("alice", "", "qa", "export")
+	if code != 0 || !strings.Contains(plain, `"qa-sv"`) || strings.Contains(plain, `"evidence"`) || !strings.Contains(errOut, "not an admin key") {
+		t.Errorf("agent export: exit %d, %.300s / %s; want the records without evidence, saying why", code, plain, errOut)
+	}
+	if code, _, errOut := as("alice", full, "qa", "import", "-"); code == 0 || !strings.Contains(errOut, "admin") {
+		t.Errorf("agent import of full records: exit %d, %s; want refused, naming the admin role", code, errOut)
+	}
+	get := func() core.Record {
+		t.Helper()
+		_, out, _ := as("root", "", "qa", "list", "--json")
+		var page core.ListPage
+		if err := json.Unmarshal([]byte(out), &page); err != nil {
+			t.Fatalf("qa list --json: %v\n%s", err, out)
+		}
+		return byID(page.Items)["qa-sv"]
+	}
+	before := get()
+	if code, _, errOut := as("alice", "", "qa", "validate", "qa-sv", "pass"); code != 0 {
+		t.Fatalf("validate: %s", errOut)
+	}
+	if get().ConsecutiveFail == before.ConsecutiveFail {
+		t.Fatal("setup: a pass after the export left consecutive_fail as it was")
+	}
+	if code, _, errOut := as("root", full, "qa", "import", "-"); code != 0 {
+		t.Fatalf("admin import: %s", errOut)
+	}
+	after := get()
+	if after.ConsecutiveFail != before.ConsecutiveFail || after.Status != before.Status || math.Abs(after.TrustScore-before.TrustScore) > 1e-3 {
+		t.Errorf("after the admin's import: consecutive_fail %d status %s trust %.4f; want %d %s %.4f as exported",
+			after.ConsecutiveFail, after.Status, after.TrustScore, before.ConsecutiveFail, before.Status, before.TrustScore)
 	}
 }

@@ -436,6 +436,7 @@ func (s *Store) record(rec core.Record) (core.Record, error) {
 	rec.Metadata = s.metadata(&c, rec.Metadata)
 	rec.Source = s.text(&c, "source", rec.Source, 0)
 	rec.Author = s.text(&c, "author", rec.Author, 0)
+	rec.Evidence = s.raw(rec.Evidence) // source and creator ids
 	if err := s.blocked(c); err != nil {
 		return rec, err
 	}

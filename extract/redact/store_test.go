@@ -113,7 +113,8 @@ func TestStoreRedactsEveryWrite(t *testing.T) {
 		},
 		"Import": func() error {
 			return s.Import(ctx, []core.Record{{QAID: "qa-1", ProjectID: "p", Question: secret, Answer: secret, Summary: secret,
-				Tags: []string{secret}, Metadata: map[string]any{"m": secret}, Source: secret, Author: secret, ContentHash: "x"}})
+				Tags: []string{secret}, Metadata: map[string]any{"m": secret}, Source: secret, Author: secret, ContentHash: "x",
+				Evidence: json.RawMessage(`{"creator":"` + ghToken + `","sources":{"` + awsKey + `":{"s":1}}}`)}})
 		},
 		"RecordRun": func() error {
 			_, err := s.RecordRun(ctx, core.RunReport{Hit: &hit, Validations: []core.ValidateRequest{val}, Candidate: &cand})

@@ -271,10 +271,18 @@ func (s *Store) Get(ctx context.Context, projectID, qaID string) (core.Record, e
 }
 
 // List implements core.Lister (GET /v1/qa?project_id=&status=&min_level=&q=&cursor=&limit=).
+// A full export (req.Evidence) reads GET /admin/v1/export, whose records
+// carry their evidence: it needs an admin key (core.ErrForbidden
+// otherwise). The original service keeps no evidence: there it is a plain
+// list.
 func (s *Store) List(ctx context.Context, req core.ListRequest) (core.ListPage, error) {
 	const op = "list"
 	if err := req.Validate(); err != nil {
 		return core.ListPage{}, invalid(op, err)
+	}
+	path := wire.RouteQA
+	if req.Evidence && !s.cfg.Compat {
+		path = wire.RouteExport
 	}
 	q := projectQuery(req.ProjectID)
 	if req.Status != "" {
@@ -292,11 +300,57 @@ func (s *Store) List(ctx context.Context, req core.ListRequest) (core.ListPage, 
 	if req.Limit > 0 {
 		q.Set("limit", strconv.Itoa(req.Limit))
 	}
-	resp, err := s.read(ctx, call{op: op, method: http.MethodGet, path: wire.RouteQA, query: q})
+	resp, err := s.read(ctx, call{op: op, method: http.MethodGet, path: path, query: q})
 	if err != nil {
 		return core.ListPage{}, err
 	}
 	return decodeList(op, resp)
+}
+
+// importBody bounds one POST /admin/v1/import body below the service's
+// default request limit (1 MiB).
+const importBody = 900 << 10
+
+// Import implements core.Importer (POST /admin/v1/import, an admin key's
+// route: records are stored as they are, evidence included). Records go in
+// requests of at most 1,000 records and importBody bytes; a record too
+// large for one request is the service's 413. Requests already sent stay
+// imported when a later one fails.
+func (s *Store) Import(ctx context.Context, recs []core.Record) error {
+	const op = "import"
+	if s.cfg.Compat {
+		return fmt.Errorf("http: %s: the original memory service has no import: %w", op, errors.ErrUnsupported)
+	}
+	var batch []json.RawMessage
+	size := 0
+	send := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		body, err := encode(op, struct {
+			Records []json.RawMessage `json:"records"`
+		}{batch})
+		if err != nil {
+			return err
+		}
+		batch, size = batch[:0], 0
+		_, err = s.write(ctx, call{op: op, method: http.MethodPost, path: wire.RouteImport, body: body, key: newKey()}, "")
+		return err
+	}
+	for i, r := range recs {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("http: %s: record %d: %w", op, i, core.Invalid("metadata", "cannot be encoded as JSON"))
+		}
+		if len(batch) == 1000 || len(batch) > 0 && size+len(b) > importBody {
+			if err := send(); err != nil {
+				return err
+			}
+		}
+		batch = append(batch, b)
+		size += len(b) + 1
+	}
+	return send()
 }
 
 // Delete implements core.Deleter (DELETE /v1/qa/{qa_id}?project_id=). It is

@@ -2,7 +2,8 @@
 // memory service over HTTP: `memex serve` (SPEC §7), or the original
 // Memex-CLI memory service (aduib-ai) with Config.Compat. It implements
 // core.MemoryPlugin plus the optional Getter, Lister, Deleter, Patcher,
-// Expirer, Statser, ProjectLister and Pinger capabilities, and io.Closer.
+// Expirer, Statser, ProjectLister, Importer and Pinger capabilities, and
+// io.Closer.
 // Requests and answers are core's payload types: they are the wire contract
 // shared with package service, so neither side keeps its own copy.
 //

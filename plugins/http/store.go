@@ -106,6 +106,7 @@ var (
 	_ core.Statser       = (*Store)(nil)
 	_ core.Pinger        = (*Store)(nil)
 	_ core.ProjectLister = (*Store)(nil)
+	_ core.Importer      = (*Store)(nil)
 )
 
 // New returns a Store for cfg. It does not contact the service.
