@@ -341,6 +341,13 @@ var cliNotValues = map[string]bool{"flag": true, "option": true, "argument": tru
 	"parameter": true, "param": true, "switch": true, "instead": true, "when": true, "if": true,
 	"only": true, "also": true, "too": true, "here": true, "there": true, "set": true, "works": true}
 
+// keepMySQLPassword drops a -p value that is a port mapping (docker run
+// --name k-mysql -p3306:3306): digits and dots around colons.
+func keepMySQLPassword(g []string) bool {
+	v := g[len(g)-1]
+	return !strings.Contains(v, ":") || strings.Trim(v, "0123456789.:") != ""
+}
+
 // keepCLIValue drops flag values that are the next flag, a reference or a
 // word of prose ("use the --token flag").
 func keepCLIValue(g []string) bool {

@@ -681,11 +681,22 @@ func DefaultRules() []Rule {
 			False:   []string{"curl -u \"$USER:$PASS\" https://x", "curl -u admin https://x"},
 		},
 		{
+			// The client's name is a word of its own wherever it stands: after
+			// a path (/usr/bin/mysql), a hyphen (k-mysql), a backtick.
 			ID: "mysql-password-flag", Description: "password attached to mysql -p",
-			Keywords: []string{"mysql", "mariadb"}, SecretGroup: 1,
-			Pattern: (`(?:^|[\s;&|(])(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlpump|mariadb)\b[^\n|;&]*?[ \t]-p\\?["']?([^\s"'\\-][^\s"'\\]{2,})`),
-			True:    []string{"mysql -h db -u root -p" + fake(alnum, 10, 153) + " app < dump.sql"},
-			False:   []string{"mysql -h db -u root -p app", "mysql -P 3306 -u root -p$MYSQL_PWD"},
+			Keywords: []string{"mysql", "mariadb"}, SecretGroup: 1, Keep: keepMySQLPassword,
+			Pattern: (`\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlpump|mariadb)\b[^\n|;&]*?[ \t]-p\\?["']?([^\s"'\\-][^\s"'\\]{2,})`),
+			True: []string{
+				"mysql -h db -u root -p" + fake(alnum, 10, 153) + " app < dump.sql",
+				"k-mysql -u root -p" + fake(alnum, 14, 172),
+				"/usr/local/bin/mysqldump -u backup -p" + fake(alnum, 12, 173) + " shop > shop.sql",
+				"`mysql -uroot -p" + fake(alnum, 11, 174) + " -e 'select 1'`",
+			},
+			False: []string{
+				"mysql -h db -u root -p app", "mysql -P 3306 -u root -p$MYSQL_PWD",
+				"k-mysql -u root -p app", "/usr/bin/mysql -u root -p < init.sql",
+				"docker run --name k-mysql -p3306:3306 mysql:8", "db_mysql_conf -psecretless",
+			},
 		},
 		{
 			ID: "cli-password-flag", Description: "password, secret or token given as a command-line flag",
