@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"math"
@@ -48,14 +49,50 @@ func unixNS(t time.Time) uint64 {
 	return uint64(t.UnixNano())
 }
 
-// statsAdd adds sign times rec's share to its project's statistics. Before
-// the buckets exist (an upgrade writing entries) it does nothing: the
-// statistics are then built from every entry (buildStats).
-func statsAdd(tx *bolt.Tx, rec core.Record, sign int) error {
-	agg := tx.Bucket(bAgg)
-	if agg == nil {
+// keyStatsBuild (meta bucket) is the doc id the build of the statistics
+// has reached while one is in progress (buildStatsStep): the entries
+// below it are counted, those at or past it are not yet. The key is
+// absent once every entry is counted.
+var keyStatsBuild = []byte("stats_build")
+
+// Work bounds of the statistics build (docs/STORAGE.md): each step is
+// part of a transaction that has other work to do (an open, a write),
+// each chunk a transaction of its own that Stats commits until the build
+// is complete.
+const (
+	buildStepEntries  = 256  // entries per step, in an open or a write
+	buildChunkEntries = 4096 // entries per transaction when Stats completes the build
+)
+
+// statsBuilding reports whether the statistics are being built, and the
+// doc id the build has reached.
+func statsBuilding(tx *bolt.Tx) (uint64, bool) {
+	v := tx.Bucket(bMeta).Get(keyStatsBuild)
+	if len(v) != 8 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(v), true
+}
+
+// statsCounted reports whether the entry under doc has its share in the
+// kept statistics (and so a write must move it): always once they are
+// built, only below the build's cursor while it runs, never without the
+// buckets (an upgrade from schema 1 before it creates them).
+func statsCounted(tx *bolt.Tx, doc uint64) bool {
+	if tx.Bucket(bAgg) == nil {
+		return false
+	}
+	cursor, building := statsBuilding(tx)
+	return !building || doc < cursor
+}
+
+// statsAdd adds sign times the share of rec, the entry under doc, to its
+// project's statistics, when that entry is counted (statsCounted).
+func statsAdd(tx *bolt.Tx, doc uint64, rec core.Record, sign int) error {
+	if !statsCounted(tx, doc) {
 		return nil
 	}
+	agg := tx.Bucket(bAgg)
 	var counts core.ProjectStats
 	key := []byte(rec.ProjectID)
 	if v := agg.Get(key); v != nil {
@@ -64,19 +101,26 @@ func statsAdd(tx *bolt.Tx, rec core.Record, sign int) error {
 		}
 	}
 	core.AddCounts(&counts, rec, sign)
-	if counts.Total <= 0 {
-		if err := agg.Delete(key); err != nil {
-			return err
-		}
-	} else {
-		v, err := json.Marshal(counts)
-		if err != nil {
-			return err
-		}
-		if err := agg.Put(key, v); err != nil {
-			return err
-		}
+	if err := putCounts(agg, key, &counts); err != nil {
+		return err
 	}
+	return statsIndex(tx, rec, sign)
+}
+
+// putCounts writes a project's counts (deleting them at zero QAs).
+func putCounts(agg *bolt.Bucket, key []byte, counts *core.ProjectStats) error {
+	if counts.Total <= 0 {
+		return agg.Delete(key)
+	}
+	v, err := json.Marshal(counts)
+	if err != nil {
+		return err
+	}
+	return agg.Put(key, v)
+}
+
+// statsIndex adds (sign > 0) or removes rec's keys in the three indexes.
+func statsIndex(tx *bolt.Tx, rec core.Record, sign int) error {
 	set := func(name []byte, on bool, n uint64) error {
 		b := tx.Bucket(name)
 		k := statsKey(rec.ProjectID, n, rec.QAID)
@@ -99,22 +143,23 @@ func statsAdd(tx *bolt.Tx, rec core.Record, sign int) error {
 	return set(bWaiting, live && rec.Quarantined, unixNS(rec.CreatedAt))
 }
 
-// statsReplace takes out the share of the entry stored under doc (if any)
-// before a write replaces or removes it.
+// statsReplace takes out the share of the entry stored under doc (if any
+// and counted) before a write replaces or removes it.
 func statsReplace(tx *bolt.Tx, doc uint64) error {
-	if tx.Bucket(bAgg) == nil {
+	if !statsCounted(tx, doc) {
 		return nil
 	}
 	old, err := getByDoc(tx, doc)
 	if err != nil || old == nil {
 		return err
 	}
-	return statsAdd(tx, old.Rec, -1)
+	return statsAdd(tx, doc, old.Rec, -1)
 }
 
-// buildStats computes the statistics from every QA entry, replacing what
-// the buckets held: once, when a store without them is opened.
-func buildStats(tx *bolt.Tx) error {
+// startStatsBuild empties the statistics buckets (creating them) and
+// starts their build from the first entry: for a store without them (an
+// older file), in the transaction of a read-write open.
+func startStatsBuild(tx *bolt.Tx) error {
 	for _, name := range [][]byte{bAgg, bByTrust, bByTTL, bWaiting} {
 		if tx.Bucket(name) != nil {
 			if err := tx.DeleteBucket(name); err != nil {
@@ -125,19 +170,78 @@ func buildStats(tx *bolt.Tx) error {
 			return err
 		}
 	}
+	return tx.Bucket(bMeta).Put(keyStatsBuild, make([]byte, 8))
+}
+
+// buildStatsStep counts up to max entries from the build's cursor and
+// moves it past them, ending the build after the last entry; it returns
+// the entries read. Writes keep the counted entries' shares exact
+// (statsCounted) and leave the others to the build, which reads them as
+// they are when it reaches them: whenever a step commits, the statistics
+// are exactly those of the entries below the cursor, so a build killed
+// at any point resumes where its last step committed.
+func buildStatsStep(tx *bolt.Tx, max int) (int, error) {
+	cursor, building := statsBuilding(tx)
+	if !building {
+		return 0, nil
+	}
+	agg := tx.Bucket(bAgg)
+	counts := map[string]*core.ProjectStats{}
 	c := tx.Bucket(bQA).Cursor()
-	for k, _ := c.First(); k != nil; k, _ = c.Next() {
-		st, err := getByDoc(tx, binary.BigEndian.Uint64(k))
+	n := 0
+	k, v := c.Seek(docKey(cursor))
+	for ; k != nil && n < max; k, v = c.Next() {
+		n++
+		st, err := decodeStored(binary.BigEndian.Uint64(k), v)
 		if err != nil {
-			return err
+			return n, err
 		}
-		if st != nil {
-			if err := statsAdd(tx, st.Rec, 1); err != nil {
-				return err
+		p := counts[st.Rec.ProjectID]
+		if p == nil {
+			p = &core.ProjectStats{}
+			if v := agg.Get([]byte(st.Rec.ProjectID)); v != nil {
+				if err := json.Unmarshal(v, p); err != nil {
+					return n, err
+				}
 			}
+			counts[st.Rec.ProjectID] = p
+		}
+		core.AddCounts(p, st.Rec, 1)
+		if err := statsIndex(tx, st.Rec, 1); err != nil {
+			return n, err
 		}
 	}
-	return nil
+	for project, p := range counts {
+		if err := putCounts(agg, []byte(project), p); err != nil {
+			return n, err
+		}
+	}
+	if k == nil {
+		return n, tx.Bucket(bMeta).Delete(keyStatsBuild)
+	}
+	return n, tx.Bucket(bMeta).Put(keyStatsBuild, slices.Clone(k))
+}
+
+// scanStats is Stats from a scan of every record of the project as
+// written: what the kept statistics equal once built, and Stats' answer
+// while they cannot be.
+func scanStats(ctx context.Context, tx *bolt.Tx, projectID string, now time.Time) (core.ProjectStats, error) {
+	sb := core.NewStatsBuilder(projectID, now)
+	prefix := []byte(projectID + "\x00")
+	c := tx.Bucket(bList).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		if err := ctx.Err(); err != nil {
+			return core.ProjectStats{}, err
+		}
+		st, err := getStored(tx, string(k[len(prefix)+8:]))
+		if err != nil {
+			return core.ProjectStats{}, err
+		}
+		if st != nil {
+			sb.Add(st.Rec)
+		}
+	}
+	return sb.Stats(days(tx, projectID)), nil
 }
 
 // readStats is Stats from the kept statistics: the counts, the top and

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"testing"
 	"time"
 
@@ -20,21 +21,9 @@ import (
 func (s *Store) scanStats(ctx context.Context, projectID string) (core.ProjectStats, error) {
 	now := s.cfg.clock().UTC()
 	var out core.ProjectStats
-	err := s.view(ctx, "stats", func(tx *bolt.Tx) error {
-		sb := core.NewStatsBuilder(projectID, now)
-		prefix := []byte(projectID + "\x00")
-		c := tx.Bucket(bList).Cursor()
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			st, err := getStored(tx, string(k[len(prefix)+8:]))
-			if err != nil {
-				return err
-			}
-			if st != nil {
-				sb.Add(st.Rec)
-			}
-		}
-		out = sb.Stats(days(tx, projectID))
-		return nil
+	err := s.view(ctx, "stats", func(tx *bolt.Tx) (err error) {
+		out, err = scanStats(ctx, tx, projectID, now)
+		return err
 	})
 	return out, err
 }
@@ -76,64 +65,81 @@ func TestStatsKeptEqualScan(t *testing.T) {
 			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			clock := func() time.Time { return now }
 			s := newTestStore(t, WithClock(clock), WithKeepOpen())
-			r := rand.New(rand.NewPCG(seed, 7))
-			ctx := core.WithPrincipal(t.Context(), core.Principal{ID: "creator"})
-			projects := []string{"p1", "p2", "p10"}
-			var ids []struct{ project, id string }
-			pick := func() (string, string) {
-				x := ids[r.IntN(len(ids))]
-				return x.project, x.id
-			}
+			w := newRandomWriter(seed, &now)
 			for step := range 400 {
-				if len(ids) == 0 || r.IntN(4) == 0 {
-					p := projects[r.IntN(len(projects))]
-					q := fmt.Sprintf("how do I configure widget %d for %s?", r.IntN(40), p)
-					md := map[string]any{}
-					if r.IntN(6) == 0 {
-						md["quarantined"] = true
-					}
-					res, err := s.RecordCandidate(ctx, core.CandidateRequest{ProjectID: p, Question: q, Answer: "set widget mode " + fmt.Sprint(r.IntN(3)), Metadata: md})
-					if err != nil {
-						t.Fatal(err)
-					}
-					ids = append(ids, struct{ project, id string }{p, res.QAID})
-					continue
-				}
-				p, id := pick()
-				vctx := core.WithPrincipal(t.Context(), core.Principal{ID: fmt.Sprintf("src-%d", r.IntN(5))})
-				var err error
-				switch r.IntN(9) {
-				case 0, 1, 2:
-					res := []string{"pass", "fail"}[r.IntN(2)]
-					st := []string{"strong", "medium", "weak"}[r.IntN(3)]
-					_, err = s.RecordValidation(vctx, core.ValidateRequest{ProjectID: p, QAID: id, Result: res, SignalStrength: st, RunID: fmt.Sprintf("run-%d", step)})
-				case 3:
-					_, err = s.RecordHit(vctx, core.HitRequest{ProjectID: p, RunID: fmt.Sprintf("run-%d", step), References: []core.HitRef{{QAID: id, Shown: true, Used: r.IntN(2) == 0}}})
-				case 4:
-					st := []core.Status{core.StatusVerified, core.StatusFrozen, core.StatusDeprecated, core.StatusActive}[r.IntN(4)]
-					_, err = s.Patch(ctx, core.PatchRequest{ProjectID: p, QAID: id, Status: &st})
-				case 5:
-					a := fmt.Sprintf("edited answer %d", step)
-					_, err = s.Patch(ctx, core.PatchRequest{ProjectID: p, QAID: id, Answer: &a})
-				case 6:
-					err = s.Delete(ctx, p, id)
-				case 7:
-					now = now.Add(time.Duration(r.IntN(20)) * 24 * time.Hour)
-					_, err = s.Expire(ctx, now, 100)
-				case 8:
-					err = s.Import(ctx, []core.Record{{QAID: fmt.Sprintf("qa_imp%04d", step), ProjectID: p, Question: fmt.Sprintf("imported %d", step),
-						Answer: "imported answer", Status: core.StatusActive, ValidationLevel: r.IntN(4), SuccessCount: int64(r.IntN(5)),
-						TrustScore: r.Float64(), CreatedAt: now, UpdatedAt: now}})
-				}
-				if err != nil && !errorsIsAny(err, core.ErrNotFound, core.ErrConflict, core.ErrInvalid, core.ErrForbidden) {
-					t.Fatalf("step %d: %v", step, err)
-				}
+				w.write(t, s, step)
 				if step%50 == 49 {
-					checkStats(t, s, projects)
+					checkStats(t, s, w.projects)
 				}
 			}
-			checkStats(t, s, projects)
+			checkStats(t, s, w.projects)
 		})
+	}
+}
+
+// randomWriter makes random writes of every kind (candidates, quarantined
+// ones, duplicates, validations, hits, verdicts, edits, deletes, imports,
+// expiry, time passing) over a few projects.
+type randomWriter struct {
+	r        *rand.Rand
+	now      *time.Time
+	projects []string
+	ids      []struct{ project, id string }
+}
+
+func newRandomWriter(seed uint64, now *time.Time) *randomWriter {
+	return &randomWriter{r: rand.New(rand.NewPCG(seed, 7)), now: now, projects: []string{"p1", "p2", "p10"}}
+}
+
+// write makes the step-th random write.
+func (w *randomWriter) write(t *testing.T, s *Store, step int) {
+	t.Helper()
+	r := w.r
+	ctx := core.WithPrincipal(t.Context(), core.Principal{ID: "creator"})
+	if len(w.ids) == 0 || r.IntN(4) == 0 {
+		p := w.projects[r.IntN(len(w.projects))]
+		q := fmt.Sprintf("how do I configure widget %d for %s?", r.IntN(40), p)
+		md := map[string]any{}
+		if r.IntN(6) == 0 {
+			md["quarantined"] = true
+		}
+		res, err := s.RecordCandidate(ctx, core.CandidateRequest{ProjectID: p, Question: q, Answer: "set widget mode " + fmt.Sprint(r.IntN(3)), Metadata: md})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.ids = append(w.ids, struct{ project, id string }{p, res.QAID})
+		return
+	}
+	x := w.ids[r.IntN(len(w.ids))]
+	p, id := x.project, x.id
+	vctx := core.WithPrincipal(t.Context(), core.Principal{ID: fmt.Sprintf("src-%d", r.IntN(5))})
+	var err error
+	switch r.IntN(9) {
+	case 0, 1, 2:
+		res := []string{"pass", "fail"}[r.IntN(2)]
+		st := []string{"strong", "medium", "weak"}[r.IntN(3)]
+		_, err = s.RecordValidation(vctx, core.ValidateRequest{ProjectID: p, QAID: id, Result: res, SignalStrength: st, RunID: fmt.Sprintf("run-%d", step)})
+	case 3:
+		_, err = s.RecordHit(vctx, core.HitRequest{ProjectID: p, RunID: fmt.Sprintf("run-%d", step), References: []core.HitRef{{QAID: id, Shown: true, Used: r.IntN(2) == 0}}})
+	case 4:
+		st := []core.Status{core.StatusVerified, core.StatusFrozen, core.StatusDeprecated, core.StatusActive}[r.IntN(4)]
+		_, err = s.Patch(ctx, core.PatchRequest{ProjectID: p, QAID: id, Status: &st})
+	case 5:
+		a := fmt.Sprintf("edited answer %d", step)
+		_, err = s.Patch(ctx, core.PatchRequest{ProjectID: p, QAID: id, Answer: &a})
+	case 6:
+		err = s.Delete(ctx, p, id)
+	case 7:
+		*w.now = w.now.Add(time.Duration(r.IntN(20)) * 24 * time.Hour)
+		_, err = s.Expire(ctx, *w.now, 100)
+	case 8:
+		now := *w.now
+		err = s.Import(ctx, []core.Record{{QAID: fmt.Sprintf("qa_imp%04d", step), ProjectID: p, Question: fmt.Sprintf("imported %d", step),
+			Answer: "imported answer", Status: core.StatusActive, ValidationLevel: r.IntN(4), SuccessCount: int64(r.IntN(5)),
+			TrustScore: r.Float64(), CreatedAt: now, UpdatedAt: now}})
+	}
+	if err != nil && !errorsIsAny(err, core.ErrNotFound, core.ErrConflict, core.ErrInvalid, core.ErrForbidden) {
+		t.Fatalf("step %d: %v", step, err)
 	}
 }
 
@@ -163,47 +169,145 @@ func checkStats(t *testing.T, s *Store, projects []string) {
 	}
 }
 
-// TestStatsBuiltOnOpen: a store whose statistics buckets are missing (an
-// older file) gets them built from every QA when it is opened.
-func TestStatsBuiltOnOpen(t *testing.T) {
-	path := t.TempDir() + "/m.db"
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := core.WithPrincipal(t.Context(), core.Principal{ID: "c"})
-	for i := range 5 {
-		if _, err := s.RecordCandidate(ctx, core.CandidateRequest{ProjectID: "p", Question: fmt.Sprintf("question %d about widgets", i), Answer: "answer"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, _ := s.scanStats(t.Context(), "p")
-	_ = s.Close()
+// withStatsBuild sets the entries a statistics build reads per open or
+// write (step) and per transaction of its own (chunk).
+func withStatsBuild(step, chunk int) Option {
+	return func(c *config) { c.buildStep, c.buildChunk = step, chunk }
+}
+
+// dropStats makes the store at path an older file: one without the kept
+// statistics.
+func dropStats(t *testing.T, path string) {
+	t.Helper()
 	db, err := bolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer db.Close()
 	if err := db.Update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{bAgg, bByTrust, bByTTL, bWaiting} {
 			if err := tx.DeleteBucket(b); err != nil {
 				return err
 			}
 		}
+		return tx.Bucket(bMeta).Delete(keyStatsBuild)
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// building reports whether the store's statistics build is in progress.
+func building(t *testing.T, s *Store) bool {
+	t.Helper()
+	var b bool
+	if err := s.view(t.Context(), "test", func(tx *bolt.Tx) error {
+		_, b = statsBuilding(tx)
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	_ = db.Close()
-	s, err = Open(path)
-	if err != nil {
+	return b
+}
+
+// TestStatsBuiltOnOpen: opening a large store without kept statistics (an
+// older file) reads a bounded number of entries, searches read none, a
+// write a bounded number; Stats completes the build, and the statistics
+// equal a scan.
+func TestStatsBuiltOnOpen(t *testing.T) {
+	const n = 3000
+	path := t.TempDir() + "/m.db"
+	s := newTestStoreAt(t, path)
+	recs := make([]core.Record, n)
+	now := time.Now().UTC()
+	for i := range recs {
+		recs[i] = core.Record{QAID: fmt.Sprintf("qa_%05d", i), ProjectID: []string{"p", "q"}[i%2], Question: fmt.Sprintf("question %d about widgets", i),
+			Answer: "answer", Status: core.StatusActive, ValidationLevel: i % 4, TrustScore: float64(i%100) / 100, CreatedAt: now, UpdatedAt: now}
+	}
+	if err := s.Import(t.Context(), recs); err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	got, err := s.Stats(t.Context(), "p")
-	if err != nil || got.Total != 5 {
-		t.Fatalf("Stats after the rebuild: total %d, %v", got.Total, err)
+	_ = s.Close()
+	dropStats(t, path)
+
+	s = newTestStoreAt(t, path)
+	if got := s.statsBuilt.Load(); got > buildStepEntries {
+		t.Fatalf("the open read %d entries to build the statistics, want at most %d", got, buildStepEntries)
 	}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("rebuilt statistics differ (-scan +kept):\n%s", d)
+	if !building(t, s) {
+		t.Fatal("no build in progress after the open")
+	}
+	before := s.statsBuilt.Load()
+	if _, err := s.Search(t.Context(), core.SearchRequest{ProjectID: "p", Query: "question widgets", Limit: 5}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := core.WithPrincipal(t.Context(), core.Principal{ID: "c"})
+	if _, err := s.RecordCandidate(ctx, core.CandidateRequest{ProjectID: "p", Question: "a new question about gadgets", Answer: "answer"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.statsBuilt.Load() - before; got > buildStepEntries {
+		t.Fatalf("a search and a write read %d entries to build the statistics, want at most %d", got, buildStepEntries)
+	}
+	checkStats(t, s, []string{"p", "q"})
+	if building(t, s) {
+		t.Fatal("Stats left the build unfinished")
+	}
+	if got := s.statsBuilt.Load(); got < n {
+		t.Fatalf("the build read %d entries of %d", got, n)
+	}
+}
+
+// TestStatsBuildResumes: a build of the statistics advanced a few entries
+// per write, with random writes of every kind in between, ends equal to a
+// scan; so does the store left at any point of it (a copy of the file, as
+// a killed process leaves it) once the build is resumed there, and a
+// store closed and reopened mid-build.
+func TestStatsBuildResumes(t *testing.T) {
+	for seed := range uint64(3) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			dir := t.TempDir()
+			path := dir + "/m.db"
+			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			clock := func() time.Time { return now }
+			s := newTestStoreAt(t, path, WithClock(clock))
+			w := newRandomWriter(seed, &now)
+			for step := range 300 {
+				w.write(t, s, step)
+			}
+			_ = s.Close()
+			dropStats(t, path)
+
+			s = newTestStoreAt(t, path, WithClock(clock), withStatsBuild(3, 3))
+			if got := s.statsBuilt.Load(); got > 3 {
+				t.Fatalf("the open read %d entries to build the statistics, want at most 3", got)
+			}
+			during := 0
+			for step := 300; building(t, s); step++ {
+				w.write(t, s, step)
+				during++
+				if during%7 == 0 {
+					// A crash here: the file as the last commit left it,
+					// resumed by another process.
+					cp := fmt.Sprintf("%s/crash%d.db", dir, during)
+					b, err := os.ReadFile(path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(cp, b, 0o600); err != nil {
+						t.Fatal(err)
+					}
+					c := newTestStoreAt(t, cp, WithClock(clock), withStatsBuild(3, 5))
+					checkStats(t, c, w.projects)
+					_ = c.Close()
+				}
+				if during%11 == 0 {
+					_ = s.Close()
+					s = newTestStoreAt(t, path, WithClock(clock), withStatsBuild(3, 3))
+				}
+			}
+			if during < 20 {
+				t.Fatalf("the build ended after %d writes: too few to interleave", during)
+			}
+			checkStats(t, s, w.projects)
+		})
 	}
 }

@@ -247,6 +247,11 @@ func getByDoc(tx *bolt.Tx, doc uint64) (*stored, error) {
 	if v == nil {
 		return nil, nil
 	}
+	return decodeStored(doc, v)
+}
+
+// decodeStored decodes the QA entry v stored under doc.
+func decodeStored(doc uint64, v []byte) (*stored, error) {
 	rv, rest, err := decodeRank(v)
 	if err != nil {
 		return nil, fmt.Errorf("entry of doc %d is corrupt: %w", doc, err)
@@ -288,7 +293,7 @@ func putStored(tx *bolt.Tx, st *stored) error {
 	if err := tx.Bucket(bQA).Put(docKey(st.Doc), v); err != nil {
 		return err
 	}
-	if err := statsAdd(tx, st.Rec, 1); err != nil {
+	if err := statsAdd(tx, st.Doc, st.Rec, 1); err != nil {
 		return fmt.Errorf("stats of %s: %w", st.Rec.QAID, err)
 	}
 	ids := tx.Bucket(bIDs)

@@ -195,11 +195,40 @@ func (s *Store) Stats(ctx context.Context, projectID string) (core.ProjectStats,
 	}
 	now := s.cfg.clock().UTC()
 	var out core.ProjectStats
-	err := s.view(ctx, "stats", func(tx *bolt.Tx) (err error) {
+	building := false
+	read := func(tx *bolt.Tx) (err error) {
+		if _, building = statsBuilding(tx); building {
+			return nil
+		}
 		out, err = readStats(tx, projectID, now, days(tx, projectID))
 		return err
-	})
-	return out, err
+	}
+	if err := s.view(ctx, "stats", read); err != nil || !building {
+		return out, err
+	}
+	// The statistics of an older file are still being built: complete
+	// the build, a chunk per transaction, then read them; if it cannot
+	// proceed (a read-only file), scan the records.
+	for building {
+		err := s.update(ctx, "build the project statistics", func(tx *bolt.Tx) error {
+			if err := s.statsBuildStep(tx, s.cfg.buildChunk); err != nil {
+				return err
+			}
+			return read(tx)
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return core.ProjectStats{}, err
+			}
+			s.log.Warn("statistics build", "error", err)
+			err = s.view(ctx, "stats", func(tx *bolt.Tx) (err error) {
+				out, err = scanStats(ctx, tx, projectID, now)
+				return err
+			})
+			return out, err
+		}
+	}
+	return out, nil
 }
 
 // days is the project's validations per day, oldest first.

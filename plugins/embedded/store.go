@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -60,6 +61,8 @@ type config struct {
 	lockTimeout time.Duration
 	keepOpen    bool
 	auditKeep   int // entries the audit log keeps per project (AuditKeep)
+	buildStep   int // entries a statistics build reads per open or write (buildStepEntries)
+	buildChunk  int // entries a statistics build reads per transaction of its own (buildChunkEntries)
 }
 
 // WithClock injects the clock used for timestamps, freshness and expiry.
@@ -102,13 +105,15 @@ type Store struct {
 	wantWrite int
 	changed   chan struct{} // closed and replaced when the handle closes
 	closed    bool
+
+	statsBuilt atomic.Int64 // entries read by statistics build steps (tests)
 }
 
 // Open opens (creating if needed) the store at path.
 func Open(path string, opts ...Option) (*Store, error) {
 	p := trust.DefaultParams()
 	p.CountCreator = true
-	cfg := config{clock: time.Now, params: p, lockTimeout: DefaultLockTimeout}
+	cfg := config{clock: time.Now, params: p, lockTimeout: DefaultLockTimeout, buildStep: buildStepEntries, buildChunk: buildChunkEntries}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -163,7 +168,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		}
 		s.log.Info("upgraded store to schema 2", "path", path)
 	}
-	if err := db.Update(initSchema); err != nil {
+	if err := db.Update(s.initSchema); err != nil {
 		s.closeDB(db)
 		return nil, fmt.Errorf("embedded: open %s: %w", path, err)
 	}
@@ -395,7 +400,10 @@ func (s *Store) update(ctx context.Context, op string, fn func(*bolt.Tx) error) 
 			return err
 		}
 		packBuckets(tx)
-		return fn(tx)
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return s.statsBuildStep(tx, s.cfg.buildStep)
 	}); err != nil {
 		return fmt.Errorf("embedded: %s: %w", op, err)
 	}
@@ -429,13 +437,11 @@ func (s *Store) TaskGrade(ctx context.Context, req core.TaskGradeRequest) (core.
 	return core.GradeTask(req.Prompt), nil
 }
 
-func initSchema(tx *bolt.Tx) error {
-	if tx.Bucket(bAgg) == nil && tx.Bucket(bQA) != nil {
-		// A store without kept statistics: build them from every QA, once.
-		if err := buildStats(tx); err != nil {
-			return fmt.Errorf("build the project statistics: %w", err)
-		}
-	}
+// initSchema creates what is missing in a read-write open. A store
+// without kept statistics (an older file) starts their build, and a
+// build in progress takes a bounded step (agg.go).
+func (s *Store) initSchema(tx *bolt.Tx) error {
+	startBuild := tx.Bucket(bAgg) == nil && tx.Bucket(bQA) != nil
 	for _, b := range allBuckets {
 		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 			return fmt.Errorf("create bucket %s: %w", b, err)
@@ -443,9 +449,29 @@ func initSchema(tx *bolt.Tx) error {
 	}
 	meta := tx.Bucket(bMeta)
 	if v := meta.Get(keySchema); v == nil {
-		return meta.Put(keySchema, []byte(strconv.Itoa(SchemaVersion)))
+		if err := meta.Put(keySchema, []byte(strconv.Itoa(SchemaVersion))); err != nil {
+			return err
+		}
+	} else if err := checkVersion(tx); err != nil {
+		return err
 	}
-	return checkVersion(tx)
+	if startBuild {
+		if err := startStatsBuild(tx); err != nil {
+			return fmt.Errorf("start the build of the project statistics: %w", err)
+		}
+	}
+	return s.statsBuildStep(tx, s.cfg.buildStep)
+}
+
+// statsBuildStep advances a build of the statistics in progress by up to
+// max entries, in tx.
+func (s *Store) statsBuildStep(tx *bolt.Tx, max int) error {
+	n, err := buildStatsStep(tx, max)
+	s.statsBuilt.Add(int64(n))
+	if err != nil {
+		return fmt.Errorf("build the project statistics: %w", err)
+	}
+	return nil
 }
 
 func checkVersion(tx *bolt.Tx) error {

@@ -26,7 +26,9 @@ var (
 
 	v1Buckets = [][]byte{v1Records, v1Post, v1DF, v1Stats, v1Rank, v1Terms}
 	// v2Rebuilt are the buckets an upgrade builds from the v1 records.
-	v2Rebuilt = [][]byte{bIDs, bPost, bDF, bStats, bQA, bTerms}
+	// The project statistics are among them: the upgrade's writes count
+	// every entry they write (agg.go).
+	v2Rebuilt = [][]byte{bIDs, bPost, bDF, bStats, bQA, bTerms, bAgg, bByTrust, bByTTL, bWaiting}
 )
 
 // v1Stored is a schema 1 record value.

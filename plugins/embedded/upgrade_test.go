@@ -372,7 +372,15 @@ func TestResumedUpgradeCountsOnce(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		return b.Put([]byte(ownScope("p")), uvarints(12, 120, 480))
+		if err := b.Put([]byte(ownScope("p")), uvarints(12, 120, 480)); err != nil {
+			return err
+		}
+		// The project statistics of the entries written before the kill.
+		agg, err := tx.CreateBucketIfNotExists(bAgg)
+		if err != nil {
+			return err
+		}
+		return agg.Put([]byte("p"), []byte(`{"total":12,"by_status":{"candidate":12}}`))
 	})
 	_ = db.Close()
 	if err != nil {
@@ -388,4 +396,5 @@ func TestResumedUpgradeCountsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkStats(t, s, []string{"p"})
 }
