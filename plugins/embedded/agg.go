@@ -56,12 +56,14 @@ func unixNS(t time.Time) uint64 {
 var keyStatsBuild = []byte("stats_build")
 
 // Work bounds of the statistics build (docs/STORAGE.md): each step is
-// part of a transaction that has other work to do (an open, a write),
-// each chunk a transaction of its own that Stats commits until the build
-// is complete.
+// part of a transaction that has other work to do (an open, a write), so
+// it stops at buildStepEntries entries or buildStepTime, whichever comes
+// first; each chunk is a transaction of its own that Stats commits until
+// the build is complete.
 const (
-	buildStepEntries  = 256  // entries per step, in an open or a write
-	buildChunkEntries = 4096 // entries per transaction when Stats completes the build
+	buildStepEntries  = 256
+	buildStepTime     = 5 * time.Millisecond
+	buildChunkEntries = 4096
 )
 
 // statsBuilding reports whether the statistics are being built, and the
@@ -173,24 +175,26 @@ func startStatsBuild(tx *bolt.Tx) error {
 	return tx.Bucket(bMeta).Put(keyStatsBuild, make([]byte, 8))
 }
 
-// buildStatsStep counts up to max entries from the build's cursor and
-// moves it past them, ending the build after the last entry; it returns
-// the entries read. Writes keep the counted entries' shares exact
+// buildStatsStep counts up to max entries from the build's cursor, and
+// no more once budget (if positive) has passed, and moves the cursor past
+// them, ending the build after the last entry; it returns the entries
+// read. Writes keep the counted entries' shares exact
 // (statsCounted) and leave the others to the build, which reads them as
 // they are when it reaches them: whenever a step commits, the statistics
 // are exactly those of the entries below the cursor, so a build killed
 // at any point resumes where its last step committed.
-func buildStatsStep(tx *bolt.Tx, max int) (int, error) {
+func buildStatsStep(tx *bolt.Tx, max int, budget time.Duration) (int, error) {
 	cursor, building := statsBuilding(tx)
 	if !building {
 		return 0, nil
 	}
+	start := time.Now()
 	agg := tx.Bucket(bAgg)
 	counts := map[string]*core.ProjectStats{}
 	c := tx.Bucket(bQA).Cursor()
 	n := 0
 	k, v := c.Seek(docKey(cursor))
-	for ; k != nil && n < max; k, v = c.Next() {
+	for ; k != nil && n < max && (budget <= 0 || n == 0 || time.Since(start) < budget); k, v = c.Next() {
 		n++
 		st, err := decodeStored(binary.BigEndian.Uint64(k), v)
 		if err != nil {

@@ -211,7 +211,7 @@ func (s *Store) Stats(ctx context.Context, projectID string) (core.ProjectStats,
 	// proceed (a read-only file), scan the records.
 	for building {
 		err := s.update(ctx, "build the project statistics", func(tx *bolt.Tx) error {
-			if err := s.statsBuildStep(tx, s.cfg.buildChunk); err != nil {
+			if err := s.statsBuildStep(tx, s.cfg.buildChunk, 0); err != nil {
 				return err
 			}
 			return read(tx)

@@ -61,7 +61,7 @@ type config struct {
 	lockTimeout time.Duration
 	keepOpen    bool
 	auditKeep   int // entries the audit log keeps per project (AuditKeep)
-	buildStep   int // entries a statistics build reads per open or write (buildStepEntries)
+	buildStep   int // entries a statistics build reads at most per open or write (buildStepEntries)
 	buildChunk  int // entries a statistics build reads per transaction of its own (buildChunkEntries)
 }
 
@@ -403,7 +403,7 @@ func (s *Store) update(ctx context.Context, op string, fn func(*bolt.Tx) error) 
 		if err := fn(tx); err != nil {
 			return err
 		}
-		return s.statsBuildStep(tx, s.cfg.buildStep)
+		return s.statsBuildStep(tx, s.cfg.buildStep, buildStepTime)
 	}); err != nil {
 		return fmt.Errorf("embedded: %s: %w", op, err)
 	}
@@ -460,13 +460,13 @@ func (s *Store) initSchema(tx *bolt.Tx) error {
 			return fmt.Errorf("start the build of the project statistics: %w", err)
 		}
 	}
-	return s.statsBuildStep(tx, s.cfg.buildStep)
+	return s.statsBuildStep(tx, s.cfg.buildStep, buildStepTime)
 }
 
 // statsBuildStep advances a build of the statistics in progress by up to
-// max entries, in tx.
-func (s *Store) statsBuildStep(tx *bolt.Tx, max int) error {
-	n, err := buildStatsStep(tx, max)
+// max entries, in tx, and none more once budget (if positive) has passed.
+func (s *Store) statsBuildStep(tx *bolt.Tx, max int, budget time.Duration) error {
+	n, err := buildStatsStep(tx, max, budget)
 	s.statsBuilt.Add(int64(n))
 	if err != nil {
 		return fmt.Errorf("build the project statistics: %w", err)
