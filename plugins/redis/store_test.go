@@ -583,26 +583,25 @@ func TestRepeatAfterDelete(t *testing.T) {
 	}
 }
 
-// TestSameIDOwnAndGlobal: a project's QA and a global QA with the same id
-// are both found by search, each with its own text.
+// TestSameIDOwnAndGlobal: a qa_id names one QA across projects, the
+// global project included: a second project's QA with a taken id is
+// refused with a conflict that names the id (as on the embedded store,
+// coretest OwnIDTaken), and search finds the one QA with its own text.
 func TestSameIDOwnAndGlobal(t *testing.T) {
 	s := newShared(t)
-	for _, p := range []string{"mine", core.GlobalProject} {
-		if _, err := s.RecordCandidate(t.Context(), core.CandidateRequest{ProjectID: p, QAID: "same-id", Question: "How to fold the origami crane in " + p, Answer: "crane fold " + p}); err != nil {
-			t.Fatal(err)
-		}
+	if _, err := s.RecordCandidate(t.Context(), core.CandidateRequest{ProjectID: "mine", QAID: "same-id", Question: "How to fold the origami crane in mine", Answer: "crane fold mine"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.RecordCandidate(t.Context(), core.CandidateRequest{ProjectID: core.GlobalProject, QAID: "same-id", Question: "How to fold the origami crane globally", Answer: "crane fold " + core.GlobalProject})
+	if !errors.Is(err, core.ErrConflict) || !strings.Contains(err.Error(), "same-id") {
+		t.Fatalf("global QA with mine's id: %v, want a conflict naming the id", err)
 	}
 	ms, err := s.Search(t.Context(), core.SearchRequest{ProjectID: "mine", Query: "origami crane", Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ms) != 2 {
-		t.Fatalf("%d matches, want 2", len(ms))
-	}
-	for _, m := range ms {
-		if !strings.HasSuffix(m.Answer, m.ProjectID) {
-			t.Errorf("match of %s carries answer %q", m.ProjectID, m.Answer)
-		}
+	if len(ms) != 1 || ms[0].ProjectID != "mine" || ms[0].Answer != "crane fold mine" {
+		t.Fatalf("matches %+v, want mine's QA alone", ms)
 	}
 }
 
