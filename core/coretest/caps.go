@@ -3,6 +3,7 @@ package coretest
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -328,6 +329,44 @@ func testStatser(t *testing.T, newPlugin NewFunc) {
 	}
 	if len(st.TrustHistogram) != 10 || sum != 2 {
 		t.Errorf("trust_histogram = %v, want 10 buckets summing to 2", st.TrustHistogram)
+	}
+}
+
+// testStatsAsWritten: the statistics show each QA as of its last write. A
+// later write that moves a source's reputation (s fails a QA that three
+// others pass) changes what Get computes for a QA s vouched for, not the
+// trust Stats reports for it until that QA is written again.
+func testStatsAsWritten(t *testing.T, newPlugin NewFunc) {
+	p := newPlugin(t)
+	s, ok := core.As[core.Statser](p)
+	if !ok {
+		t.Skip("plugin does not implement core.Statser")
+	}
+	g := getter(t, p)
+	a := addQA(t, p, core.CandidateRequest{Question: "as written vouched", Answer: "first"})
+	b := addQA(t, p, core.CandidateRequest{Question: "as written consensus", Answer: "second"})
+	written := validate(t, p, "agent-s", projA, a, "pass", "strong")
+	for _, src := range []string{"agent-x", "agent-y", "agent-z"} {
+		validate(t, p, src, projA, b, "pass", "strong")
+	}
+	validate(t, p, "agent-s", projA, b, "fail", "strong")
+	now, err := g.Get(t.Context(), projA, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(now.TrustScore-written.TrustScore) < 1e-6 {
+		t.Fatalf("the reputation change did not move %s's trust (%v): the case tests nothing", a, now.TrustScore)
+	}
+	st, err := s.Stats(t.Context(), projA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(st.Top, func(r core.Record) bool { return r.QAID == a })
+	if i < 0 {
+		t.Fatalf("%s is not among the top QAs of Stats", a)
+	}
+	if got := st.Top[i].TrustScore; math.Abs(got-written.TrustScore) > 1e-9 {
+		t.Errorf("Stats shows %s with trust %v, want %v as of its last write (Get computes %v now)", a, got, written.TrustScore, now.TrustScore)
 	}
 }
 

@@ -57,6 +57,7 @@ func Run(t *testing.T, newPlugin func(t *testing.T) core.MemoryPlugin) {
 		{"Importer", testImporter},
 		{"Expirer", testExpirer},
 		{"Statser", testStatser},
+		{"StatsAsWritten", testStatsAsWritten},
 		{"Pinger", testPinger},
 		{"CandidateBatcher", testCandidateBatcher},
 		{"RunRecorder", testRunRecorder},

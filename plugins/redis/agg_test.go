@@ -23,6 +23,10 @@ import (
 // every record a write changed has the share of that write (its derived
 // fields as read back at the write's time).
 func TestStatsKeptEqualScan(t *testing.T) {
+	testStatsKept(t, func(t *testing.T, opts ...Option) *Store { return newShared(t, opts...) })
+}
+
+func testStatsKept(t *testing.T, open func(t *testing.T, opts ...Option) *Store) {
 	for seed := range uint64(2) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			var mu sync.Mutex
@@ -32,7 +36,7 @@ func TestStatsKeptEqualScan(t *testing.T) {
 			// counts there.
 			params := trust.DefaultParams()
 			params.CountCreator = seed == 1
-			s := newShared(t, WithClock(clock), WithTrustParams(params))
+			s := open(t, WithClock(clock), WithTrustParams(params))
 			r := rand.New(rand.NewPCG(seed, 7))
 			ctx := core.WithPrincipal(t.Context(), core.Principal{ID: "creator"})
 			projects := []string{"p1", "p2", core.GlobalProject}

@@ -16,8 +16,8 @@ import (
 	"github.com/memex-dev/memex/internal/redistest"
 )
 
-// TestCluster runs the conformance suite on a private 3-master, 3-replica
-// Redis Cluster, then kills the master serving a project under write load:
+// TestCluster runs the conformance suite and the kept statistics check
+// (testStatsKept) on a private 3-master, 3-replica Redis Cluster, then kills the master serving a project under write load:
 // writes resume within 5 s of the replica's promotion.
 func TestCluster(t *testing.T) {
 	c := redistest.StartCluster(t, 3, 1)
@@ -34,6 +34,16 @@ func TestCluster(t *testing.T) {
 	})
 	t.Run("Items", func(t *testing.T) {
 		coretest.RunItems(t, func(t *testing.T) core.ItemStore { return open(t).Items() })
+	})
+	t.Run("StatsKept", func(t *testing.T) {
+		testStatsKept(t, func(t *testing.T, opts ...Option) *Store {
+			s, err := Open(t.Context(), c.URL(), append([]Option{WithPrefix(redistest.UniquePrefix(t))}, opts...)...)
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			return s
+		})
 	})
 	t.Run("Failover", func(t *testing.T) { testFailover(t, c.For(t), open(t)) })
 }
