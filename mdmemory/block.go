@@ -3,7 +3,6 @@ package mdmemory
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -63,11 +62,11 @@ func (o Options) beginMarker() string {
 	return fmt.Sprintf("%s v%d min-level=%d max-chars=%d max-entries=%d%s -->", beginPrefix, Version, o.MinLevel, o.MaxChars, o.MaxEntries, topics)
 }
 
-var beginRE = regexp.MustCompile(`^<!-- memex:begin v(\d+)((?: [a-z-]+=\d+)*) -->\s*$`)
+var beginRE = lazyRE(`^<!-- memex:begin v(\d+)((?: [a-z-]+=\d+)*) -->\s*$`)
 
 // parseBegin reads a begin marker line.
 func parseBegin(line string) (Options, int, error) {
-	m := beginRE.FindStringSubmatch(line)
+	m := beginRE().FindStringSubmatch(line)
 	if m == nil {
 		return Options{}, 0, errors.New("malformed memex begin marker")
 	}

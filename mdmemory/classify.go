@@ -1,11 +1,10 @@
 package mdmemory
 
 import (
-	"regexp"
 	"strings"
 )
 
-var errorWords = regexp.MustCompile(`(?i)\b(?:error|errors|fail(?:s|ed|ing|ure)?|panic(?:s|ked)?|exception|traceback|crash(?:es|ed)?|segfault|undefined|cannot|can't|couldn't|not found|denied|timeout|timed out|race|deadlock|flaky|broken|fix(?:es|ed)?)\b`)
+var errorWords = lazyRE(`(?i)\b(?:error|errors|fail(?:s|ed|ing|ure)?|panic(?:s|ked)?|exception|traceback|crash(?:es|ed)?|segfault|undefined|cannot|can't|couldn't|not found|denied|timeout|timed out|race|deadlock|flaky|broken|fix(?:es|ed)?)\b`)
 
 // Classify chooses a QA's category: an explicit category (a metadata
 // value, or a tag named like a category) wins; otherwise a question about
@@ -21,7 +20,7 @@ func Classify(question string, tags []string, explicit string) Category {
 			return c
 		}
 	}
-	if errorWords.MatchString(question) {
+	if errorWords().MatchString(question) {
 		return ErrorSolution
 	}
 	return General

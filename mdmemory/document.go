@@ -1,7 +1,6 @@
 package mdmemory
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -29,10 +28,10 @@ type Document struct {
 const MinBulletChars = 12
 
 var (
-	bulletRE  = regexp.MustCompile(`^ {0,3}[-*+] +(.*\S)\s*$`)
-	headingRE = regexp.MustCompile(`^ {0,3}#{1,6} +(.*?)[ #]*$`)
-	fenceRE   = regexp.MustCompile("^ {0,3}(```|~~~)")
-	taskRE    = regexp.MustCompile(`^\[[ xX]\] *`)
+	bulletRE  = lazyRE(`^ {0,3}[-*+] +(.*\S)\s*$`)
+	headingRE = lazyRE(`^ {0,3}#{1,6} +(.*?)[ #]*$`)
+	fenceRE   = lazyRE("^ {0,3}(```|~~~)")
+	taskRE    = lazyRE(`^\[[ xX]\] *`)
 )
 
 // ParseDocument reads doc: memex's block, the seed's entries and plain
@@ -89,7 +88,7 @@ func bullets(lines []string) []Bullet {
 			}
 			continue
 		}
-		if m := fenceRE.FindStringSubmatch(l); m != nil {
+		if m := fenceRE().FindStringSubmatch(l); m != nil {
 			fence = m[1]
 			if cur != nil && strings.HasPrefix(l, "  ") {
 				cur.Text += "\n" + l
@@ -104,19 +103,19 @@ func bullets(lines []string) []Bullet {
 			}
 			continue
 		}
-		if strings.HasPrefix(l, headPref) && headRE.MatchString(l) {
+		if strings.HasPrefix(l, headPref) && headRE().MatchString(l) {
 			flush()
 			inEntry = true
 			continue
 		}
-		if m := headingRE.FindStringSubmatch(l); m != nil {
+		if m := headingRE().FindStringSubmatch(l); m != nil {
 			flush()
 			heading = m[1]
 			continue
 		}
-		if m := bulletRE.FindStringSubmatch(l); m != nil && !strings.HasPrefix(l, "    ") {
+		if m := bulletRE().FindStringSubmatch(l); m != nil && !strings.HasPrefix(l, "    ") {
 			flush()
-			text := taskRE.ReplaceAllString(m[1], "")
+			text := taskRE().ReplaceAllString(m[1], "")
 			cur = &Bullet{Line: i + 1, Heading: heading, Text: text}
 			continue
 		}

@@ -3,7 +3,6 @@ package mdmemory
 import (
 	"cmp"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -116,16 +115,16 @@ func (e Entry) Valid() string {
 		return "empty content"
 	case e.Level < 0 || e.Level > 9:
 		return "level out of range"
-	case e.ID != "" && (!idRE.MatchString(e.ID) || levelRE.MatchString(e.ID)):
+	case e.ID != "" && (!idRE().MatchString(e.ID) || levelRE().MatchString(e.ID)):
 		return "malformed id"
 	}
 	return ""
 }
 
 var (
-	idRE     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
-	levelRE  = regexp.MustCompile(`^L[0-9]$`)
-	headRE   = regexp.MustCompile(`^### \[(\d{4}-\d{2}-\d{2} \d{2}:\d{2})\] ([a-z_]+)(?: \(([^()]*)\))?\s*$`)
+	idRE     = lazyRE(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+	levelRE  = lazyRE(`^L[0-9]$`)
+	headRE   = lazyRE(`^### \[(\d{4}-\d{2}-\d{2} \d{2}:\d{2})\] ([a-z_]+)(?: \(([^()]*)\))?\s*$`)
 	qPrefix  = "**Q:** "
 	sepLine  = "---"
 	headPref = "### ["
@@ -211,7 +210,7 @@ func ParseEntries(text string, first int) ([]Entry, []Warning) {
 			continue
 		}
 		ln := first + i
-		m := headRE.FindStringSubmatch(l)
+		m := headRE().FindStringSubmatch(l)
 		end := closing(lines, i+1)
 		skip := func(msg string) {
 			warns = append(warns, Warning{Line: ln, Msg: msg})
@@ -288,9 +287,9 @@ func parseMeta(e *Entry, meta string) string {
 		f = strings.TrimSpace(f)
 		switch {
 		case f == "":
-		case levelRE.MatchString(f):
+		case levelRE().MatchString(f):
 			e.Level = int(f[1] - '0')
-		case idRE.MatchString(f) && e.ID == "":
+		case idRE().MatchString(f) && e.ID == "":
 			e.ID = f
 		default:
 			return fmt.Sprintf("malformed entry details %q", meta)
