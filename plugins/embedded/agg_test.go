@@ -3,9 +3,7 @@ package embedded
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"testing"
 	"time"
@@ -14,6 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/core/coretest"
 )
 
 // scanStats is Stats from a scan of every record as written: what the
@@ -65,91 +64,16 @@ func TestStatsKeptEqualScan(t *testing.T) {
 			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			clock := func() time.Time { return now }
 			s := newTestStore(t, WithClock(clock), WithKeepOpen())
-			w := newRandomWriter(seed, &now)
+			w := coretest.NewRandomWriter(seed, &now, "p1", "p2", "p10")
 			for step := range 400 {
-				w.write(t, s, step)
+				w.Write(t, s, step)
 				if step%50 == 49 {
-					checkStats(t, s, w.projects)
+					checkStats(t, s, w.Projects)
 				}
 			}
-			checkStats(t, s, w.projects)
+			checkStats(t, s, w.Projects)
 		})
 	}
-}
-
-// randomWriter makes random writes of every kind (candidates, quarantined
-// ones, duplicates, validations, hits, verdicts, edits, deletes, imports,
-// expiry, time passing) over a few projects.
-type randomWriter struct {
-	r        *rand.Rand
-	now      *time.Time
-	projects []string
-	ids      []struct{ project, id string }
-}
-
-func newRandomWriter(seed uint64, now *time.Time) *randomWriter {
-	return &randomWriter{r: rand.New(rand.NewPCG(seed, 7)), now: now, projects: []string{"p1", "p2", "p10"}}
-}
-
-// write makes the step-th random write.
-func (w *randomWriter) write(t *testing.T, s *Store, step int) {
-	t.Helper()
-	r := w.r
-	ctx := core.WithPrincipal(t.Context(), core.Principal{ID: "creator"})
-	if len(w.ids) == 0 || r.IntN(4) == 0 {
-		p := w.projects[r.IntN(len(w.projects))]
-		q := fmt.Sprintf("how do I configure widget %d for %s?", r.IntN(40), p)
-		md := map[string]any{}
-		if r.IntN(6) == 0 {
-			md["quarantined"] = true
-		}
-		res, err := s.RecordCandidate(ctx, core.CandidateRequest{ProjectID: p, Question: q, Answer: "set widget mode " + fmt.Sprint(r.IntN(3)), Metadata: md})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.ids = append(w.ids, struct{ project, id string }{p, res.QAID})
-		return
-	}
-	x := w.ids[r.IntN(len(w.ids))]
-	p, id := x.project, x.id
-	vctx := core.WithPrincipal(t.Context(), core.Principal{ID: fmt.Sprintf("src-%d", r.IntN(5))})
-	var err error
-	switch r.IntN(9) {
-	case 0, 1, 2:
-		res := []string{"pass", "fail"}[r.IntN(2)]
-		st := []string{"strong", "medium", "weak"}[r.IntN(3)]
-		_, err = s.RecordValidation(vctx, core.ValidateRequest{ProjectID: p, QAID: id, Result: res, SignalStrength: st, RunID: fmt.Sprintf("run-%d", step)})
-	case 3:
-		_, err = s.RecordHit(vctx, core.HitRequest{ProjectID: p, RunID: fmt.Sprintf("run-%d", step), References: []core.HitRef{{QAID: id, Shown: true, Used: r.IntN(2) == 0}}})
-	case 4:
-		st := []core.Status{core.StatusVerified, core.StatusFrozen, core.StatusDeprecated, core.StatusActive}[r.IntN(4)]
-		_, err = s.Patch(ctx, core.PatchRequest{ProjectID: p, QAID: id, Status: &st})
-	case 5:
-		a := fmt.Sprintf("edited answer %d", step)
-		_, err = s.Patch(ctx, core.PatchRequest{ProjectID: p, QAID: id, Answer: &a})
-	case 6:
-		err = s.Delete(ctx, p, id)
-	case 7:
-		*w.now = w.now.Add(time.Duration(r.IntN(20)) * 24 * time.Hour)
-		_, err = s.Expire(ctx, *w.now, 100)
-	case 8:
-		now := *w.now
-		err = s.Import(ctx, []core.Record{{QAID: fmt.Sprintf("qa_imp%04d", step), ProjectID: p, Question: fmt.Sprintf("imported %d", step),
-			Answer: "imported answer", Status: core.StatusActive, ValidationLevel: r.IntN(4), SuccessCount: int64(r.IntN(5)),
-			TrustScore: r.Float64(), CreatedAt: now, UpdatedAt: now}})
-	}
-	if err != nil && !errorsIsAny(err, core.ErrNotFound, core.ErrConflict, core.ErrInvalid, core.ErrForbidden) {
-		t.Fatalf("step %d: %v", step, err)
-	}
-}
-
-func errorsIsAny(err error, targets ...error) bool {
-	for _, t := range targets {
-		if errors.Is(err, t) {
-			return true
-		}
-	}
-	return false
 }
 
 func checkStats(t *testing.T, s *Store, projects []string) {
@@ -269,9 +193,9 @@ func TestStatsBuildResumes(t *testing.T) {
 			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			clock := func() time.Time { return now }
 			s := newTestStoreAt(t, path, WithClock(clock))
-			w := newRandomWriter(seed, &now)
+			w := coretest.NewRandomWriter(seed, &now, "p1", "p2", "p10")
 			for step := range 300 {
-				w.write(t, s, step)
+				w.Write(t, s, step)
 			}
 			_ = s.Close()
 			dropStats(t, path)
@@ -282,7 +206,7 @@ func TestStatsBuildResumes(t *testing.T) {
 			}
 			during := 0
 			for step := 300; building(t, s); step++ {
-				w.write(t, s, step)
+				w.Write(t, s, step)
 				during++
 				if during%7 == 0 {
 					// A crash here: the file as the last commit left it,
@@ -296,7 +220,7 @@ func TestStatsBuildResumes(t *testing.T) {
 						t.Fatal(err)
 					}
 					c := newTestStoreAt(t, cp, WithClock(clock), withStatsBuild(3, 5))
-					checkStats(t, c, w.projects)
+					checkStats(t, c, w.Projects)
 					_ = c.Close()
 				}
 				if during%11 == 0 {
@@ -307,7 +231,7 @@ func TestStatsBuildResumes(t *testing.T) {
 			if during < 20 {
 				t.Fatalf("the build ended after %d writes: too few to interleave", during)
 			}
-			checkStats(t, s, w.projects)
+			checkStats(t, s, w.Projects)
 		})
 	}
 }

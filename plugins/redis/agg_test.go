@@ -1,10 +1,8 @@
 package redisstore
 
 import (
-	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/core/coretest"
 	"github.com/memex-dev/memex/internal/redistest"
 	"github.com/memex-dev/memex/trust"
 )
@@ -27,93 +26,26 @@ func TestStatsKeptEqualScan(t *testing.T) {
 }
 
 func testStatsKept(t *testing.T, open func(t *testing.T, opts ...Option) *Store) {
-	for seed := range uint64(2) {
+	for seed := range uint64(3) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			var mu sync.Mutex
 			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-			clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-			// Seed 1 runs the single-user flavour: a duplicate's evidence
+			// Odd seeds run the single-user flavour: a duplicate's evidence
 			// counts there.
 			params := trust.DefaultParams()
-			params.CountCreator = seed == 1
-			s := open(t, WithClock(clock), WithTrustParams(params))
-			r := rand.New(rand.NewPCG(seed, 7))
-			ctx := core.WithPrincipal(t.Context(), core.Principal{ID: "creator"})
-			projects := []string{"p1", "p2", core.GlobalProject}
-			var ids []struct{ project, id string }
-			pick := func() (string, string) {
-				x := ids[r.IntN(len(ids))]
-				return x.project, x.id
-			}
+			params.CountCreator = seed%2 == 1
+			s := open(t, WithClock(func() time.Time { return now }), WithTrustParams(params))
+			w := coretest.NewRandomWriter(seed, &now, "p1", "p2", core.GlobalProject)
 			vers := map[string]int64{}
-			for step := range 300 {
-				if len(ids) == 0 || r.IntN(4) == 0 {
-					p := projects[r.IntN(len(projects))]
-					req := core.CandidateRequest{ProjectID: p, Question: fmt.Sprintf("how do I configure widget %d for %s?", r.IntN(30), p),
-						Answer: "set widget mode " + fmt.Sprint(r.IntN(3)), Metadata: map[string]any{}}
-					if r.IntN(6) == 0 {
-						req.Metadata["quarantined"] = true
-					}
-					if r.IntN(3) == 0 {
-						req.Evidence = &core.Evidence{Result: "pass", Strength: "weak"}
-						req.RunID = fmt.Sprintf("run-%d", step)
-					}
-					res, err := s.RecordCandidate(ctx, req)
-					if err != nil {
-						t.Fatal(err)
-					}
-					ids = append(ids, struct{ project, id string }{p, res.QAID})
-				} else {
-					p, id := pick()
-					vctx := core.WithPrincipal(t.Context(), core.Principal{ID: fmt.Sprintf("src-%d", r.IntN(5))})
-					var err error
-					switch r.IntN(9) {
-					case 0, 1, 2:
-						res := []string{"pass", "fail"}[r.IntN(2)]
-						st := []string{"strong", "medium", "weak"}[r.IntN(3)]
-						_, err = s.RecordValidation(vctx, core.ValidateRequest{ProjectID: p, QAID: id, Result: res, SignalStrength: st, RunID: fmt.Sprintf("run-%d", step)})
-					case 3:
-						_, err = s.RecordHit(vctx, core.HitRequest{ProjectID: p, RunID: fmt.Sprintf("run-%d", step), References: []core.HitRef{{QAID: id, Shown: true, Used: r.IntN(2) == 0}}})
-					case 4:
-						st := []core.Status{core.StatusVerified, core.StatusFrozen, core.StatusDeprecated, core.StatusActive}[r.IntN(4)]
-						_, err = s.Patch(ctx, core.PatchRequest{ProjectID: p, QAID: id, Status: &st})
-					case 5:
-						a := fmt.Sprintf("edited answer %d", step)
-						_, err = s.Patch(ctx, core.PatchRequest{ProjectID: p, QAID: id, Answer: &a})
-					case 6:
-						err = s.Delete(ctx, p, id)
-					case 7:
-						mu.Lock()
-						now = now.Add(time.Duration(r.IntN(20)) * 24 * time.Hour)
-						mu.Unlock()
-						_, err = s.Expire(ctx, clock(), 100)
-					case 8:
-						err = s.Import(ctx, []core.Record{{QAID: fmt.Sprintf("qa_imp%04d", step%40), ProjectID: p, Question: fmt.Sprintf("imported %d", step),
-							Answer: "imported answer", Status: core.StatusActive, ValidationLevel: r.IntN(4), SuccessCount: int64(r.IntN(5)),
-							UsageCount: int64(r.IntN(5)), Quarantined: r.IntN(5) == 0, TrustScore: r.Float64(), CreatedAt: clock(), UpdatedAt: clock()}})
-						ids = append(ids, struct{ project, id string }{p, fmt.Sprintf("qa_imp%04d", step%40)})
-					}
-					if err != nil && !errorsIsAny(err, core.ErrNotFound, core.ErrConflict, core.ErrInvalid, core.ErrForbidden) {
-						t.Fatalf("step %d: %v", step, err)
-					}
-				}
-				checkShares(t, s, projects, vers, step)
+			for step := range 400 {
+				w.Write(t, s, step)
+				checkShares(t, s, w.Projects, vers, step)
 				if step%30 == 29 {
-					checkStats(t, s, projects)
+					checkStats(t, s, w.Projects)
 				}
 			}
-			checkStats(t, s, projects)
+			checkStats(t, s, w.Projects)
 		})
 	}
-}
-
-func errorsIsAny(err error, targets ...error) bool {
-	for _, t := range targets {
-		if errors.Is(err, t) {
-			return true
-		}
-	}
-	return false
 }
 
 // checkShares compares the record each write since the last check changed

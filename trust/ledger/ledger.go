@@ -622,7 +622,7 @@ func (o overlay) Source(id string) trust.SourceRep {
 
 func (o overlay) Creator(id string) trust.CreatorRep {
 	r := o.Reputation.Creator(id)
-	if id == o.creator {
+	if id == o.creator && id != "" { // a QA without a creator credits no one (the stores persist nothing)
 		r.Proven += o.eff.Creator.Proven
 		r.Rejected += o.eff.Creator.Rejected
 	}
