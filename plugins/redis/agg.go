@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -25,15 +24,16 @@ import (
 // (kept in a share hash) out and puts the new one in, so the figures are
 // the records as of their last write, like the embedded store's.
 
-// share is a QA's share of its project's statistics as one write leaves
+// shareOf is a QA's share of its project's statistics as one write leaves
 // it: the value of its field in the share hash, which commitScript's
 // "stat" operation reads back to take it out again. Fields, separated by
 // 0x1f: the agg increments (field 0x1e count, …), the trust score (the
 // by-trust set, live QAs), the expiry in ms (the by-expiry set), the
 // created_at in ms (the awaiting set, live quarantined QAs), and the
-// derived fields of the record (shareFields) so the lists show the
-// records as written.
-func shareOf(rec core.Record) (string, error) {
+// fields of the record trust.Model.Fill derives (trust, alpha, beta,
+// freshness, validation level, status, consecutive fails, expiry in ns)
+// so the lists show the records as written.
+func shareOf(rec core.Record) string {
 	var c core.ProjectStats
 	core.AddCounts(&c, rec, 1)
 	var b strings.Builder
@@ -58,27 +58,17 @@ func shareOf(rec core.Record) (string, error) {
 	if live && rec.Quarantined {
 		b.WriteString(strconv.FormatInt(rec.CreatedAt.UnixMilli(), 10))
 	}
-	b.WriteByte(0x1f)
-	d, err := json.Marshal(shareFields{T: rec.TrustScore, A: rec.Alpha, B: rec.Beta, F: rec.Freshness,
-		V: rec.ValidationLevel, S: rec.Status, C: rec.ConsecutiveFail, X: nanos(rec.TTLExpireAt)})
-	if err != nil {
-		return "", err
+	// The derived fields (trust.Model.Fill) as the write computed them.
+	for _, f := range []string{
+		strconv.FormatFloat(rec.TrustScore, 'g', -1, 64), strconv.FormatFloat(rec.Alpha, 'g', -1, 64),
+		strconv.FormatFloat(rec.Beta, 'g', -1, 64), strconv.FormatFloat(rec.Freshness, 'g', -1, 64),
+		strconv.Itoa(rec.ValidationLevel), string(rec.Status), strconv.Itoa(rec.ConsecutiveFail),
+		strconv.FormatInt(nanos(rec.TTLExpireAt), 10),
+	} {
+		b.WriteByte(0x1f)
+		b.WriteString(f)
 	}
-	b.Write(d)
-	return b.String(), nil
-}
-
-// shareFields are the fields of a record trust.Model.Fill derives, as the
-// write computed them.
-type shareFields struct {
-	T float64     `json:"t"`
-	A float64     `json:"a,omitempty"`
-	B float64     `json:"b,omitempty"`
-	F float64     `json:"f,omitempty"`
-	V int         `json:"v,omitempty"`
-	S core.Status `json:"s"`
-	C int         `json:"c,omitempty"`
-	X int64       `json:"x,omitempty"`
+	return b.String()
 }
 
 func nanos(t time.Time) int64 {
@@ -103,16 +93,25 @@ func ttlMS(t time.Time) int64 {
 // record as its last write left it.
 func asWritten(st *stored, share string) (core.Record, error) {
 	r := st.record(true)
-	i := strings.LastIndexByte(share, 0x1f)
-	var f shareFields
-	if i < 0 || json.Unmarshal([]byte(share[i+1:]), &f) != nil {
+	f := strings.Split(share, "\x1f")
+	if len(f) != 12 {
 		return r, fmt.Errorf("statistics share of %s is corrupt", st.ID)
 	}
-	r.TrustScore, r.Alpha, r.Beta, r.Freshness = f.T, f.A, f.B, f.F
-	r.ValidationLevel, r.Level = f.V, core.LevelName(f.V)
-	r.Status, r.ConsecutiveFail = f.S, f.C
-	if f.X != 0 {
-		r.TTLExpireAt = time.Unix(0, f.X).UTC()
+	var errs [7]error
+	r.TrustScore, errs[0] = strconv.ParseFloat(f[4], 64)
+	r.Alpha, errs[1] = strconv.ParseFloat(f[5], 64)
+	r.Beta, errs[2] = strconv.ParseFloat(f[6], 64)
+	r.Freshness, errs[3] = strconv.ParseFloat(f[7], 64)
+	r.ValidationLevel, errs[4] = strconv.Atoi(f[8])
+	r.Level, r.Status = core.LevelName(r.ValidationLevel), core.Status(f[9])
+	r.ConsecutiveFail, errs[5] = strconv.Atoi(f[10])
+	x, err := strconv.ParseInt(f[11], 10, 64)
+	errs[6] = err
+	if err := errors.Join(errs[:]...); err != nil {
+		return r, fmt.Errorf("statistics share of %s is corrupt: %w", st.ID, err)
+	}
+	if x != 0 {
+		r.TTLExpireAt = time.Unix(0, x).UTC()
 	}
 	return r, nil
 }
@@ -186,10 +185,7 @@ func (s *Store) keepStats(b *batch, st *stored, rec *core.Record) error {
 	p := st.project
 	share := ""
 	if rec != nil {
-		var err error
-		if share, err = shareOf(*rec); err != nil {
-			return err
-		}
+		share = shareOf(*rec)
 	}
 	b.op("stat", s.k.shares(p, st.Doc), b.key(s.k.agg(p)), b.key(s.k.byTrust(p)), b.key(s.k.byExpiry(p)),
 		b.key(s.k.awaiting(p)), st.ID, share)
@@ -199,7 +195,7 @@ func (s *Store) keepStats(b *batch, st *stored, rec *core.Record) error {
 // keepRefreshed is keepStats of st refreshed at now with rep and the
 // effects on it the write adds to the book.
 func (s *Store) keepRefreshed(b *batch, st *stored, rep trust.Reputation, eff trust.Effects, now time.Time) error {
-	rec := s.refresh(ledger.WithEffects(rep, st.State.Creator, eff), st, now)
+	rec := s.refreshRecord(ledger.WithEffects(rep, st.State.Creator, eff), st, now, false)
 	return s.keepStats(b, st, &rec)
 }
 

@@ -238,8 +238,8 @@ local function prem(k, hk, t, d)
     if nb then pshort(hk, t, nb) end
   end
 end
--- share adds sign times a QA's share (agg.go shareOf) to the agg hash
--- ak and the sorted sets zk (by trust, by expiry, awaiting).
+-- share splits a QA's share (agg.go shareOf) into its fields and its
+-- agg counts.
 local function split(s, sep)
   local t, p = {}, 1
   while true do
@@ -249,17 +249,12 @@ local function split(s, sep)
     p = q + 1
   end
 end
-local function share(ak, zk, id, v, sign)
-  local f = split(v, '\31')
+local function share(v)
+  if v == '' then return {}, {} end
+  local f, counts = split(v, '\31'), {}
   local c = split(f[1], '\30')
-  for j = 1, #c - 1, 2 do
-    if redis.call('HINCRBY', ak, c[j], sign * tonumber(c[j + 1])) == 0 then redis.call('HDEL', ak, c[j]) end
-  end
-  for j = 1, 3 do
-    if f[j + 1] and f[j + 1] ~= '' then
-      if sign > 0 then redis.call('ZADD', zk[j], f[j + 1], id) else redis.call('ZREM', zk[j], id) end
-    end
-  end
+  for j = 1, #c - 1, 2 do counts[c[j]] = tonumber(c[j + 1]) end
+  return f, counts
 end
 local argc = #ARGV
 while i <= argc do
@@ -302,16 +297,29 @@ while i <= argc do
     -- A QA's share of the project statistics (agg.go): k the share
     -- hash; the agg hash, the by-trust, by-expiry and awaiting sets; the
     -- qa_id; the new share ('' when the QA is deleted). The share its
-    -- last write left goes out, the new one in.
+    -- last write left goes out, the new one in: only what differs.
     local zk = {KEYS[tonumber(ARGV[i + 3])], KEYS[tonumber(ARGV[i + 4])], KEYS[tonumber(ARGV[i + 5])]}
     local ak, id, new = KEYS[tonumber(ARGV[i + 2])], ARGV[i + 6], ARGV[i + 7]
     local old = redis.call('HGET', k, id)
-    if old then share(ak, zk, id, old, -1) end
-    if new ~= '' then
-      share(ak, zk, id, new, 1)
-      redis.call('HSET', k, id, new)
-    elseif old then
-      redis.call('HDEL', k, id)
+    if old ~= new then
+      local of, oc = share(old or '')
+      local nf, nc = share(new)
+      for f, n in pairs(nc) do
+        local d = n - (oc[f] or 0)
+        if d ~= 0 and redis.call('HINCRBY', ak, f, d) == 0 then redis.call('HDEL', ak, f) end
+      end
+      for f, n in pairs(oc) do
+        if not nc[f] and redis.call('HINCRBY', ak, f, -n) == 0 then redis.call('HDEL', ak, f) end
+      end
+      for j = 1, 3 do
+        local o, n = of[j + 1] or '', nf[j + 1] or ''
+        if n ~= '' then
+          if n ~= o then redis.call('ZADD', zk[j], n, id) end
+        elseif o ~= '' then
+          redis.call('ZREM', zk[j], id)
+        end
+      end
+      if new ~= '' then redis.call('HSET', k, id, new) else redis.call('HDEL', k, id) end
     end
     i = i + 8
   elseif op == 'pnop' then
