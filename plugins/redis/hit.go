@@ -2,10 +2,13 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/trust"
@@ -73,25 +76,55 @@ func (s *Store) hitGroup(ctx context.Context, req core.HitRequest, owner string,
 	defer unlock()
 	n := 0
 	err = s.retry(ctx, "record hit", func() (bool, error) {
+		// The records and the reputation entries their last writes needed
+		// (repHints) in one round trip; the entries again only if a state
+		// names one the hints did not.
+		var ask []string
+		pipe := s.rdb.Pipeline()
+		gets := make([]*redis.StringCmd, len(ids))
+		for i, id := range ids {
+			gets[i] = pipe.Get(ctx, s.k.qa(owner, id))
+			ask = append(ask, s.hints.get(owner+"\x00"+id)...)
+		}
+		var repCmd *redis.SliceCmd
+		if len(ask) > 0 {
+			repCmd = pipe.HMGet(ctx, s.k.rep(owner), ask...)
+		}
+		if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
+			return false, err
+		}
 		recs := map[string]*stored{}
-		for _, id := range ids {
-			st, err := s.readStored(ctx, owner, id)
+		var states []*trust.State
+		for i, id := range ids {
+			v, err := gets[i].Result()
+			if errors.Is(err, redis.Nil) {
+				continue
+			} else if err != nil {
+				return false, err
+			}
+			st, err := decodeStored(owner, id, v)
 			if err != nil {
 				return false, err
 			}
-			if st != nil && ledger.Visible(owner, st.Shared, req.ProjectID) {
+			if ledger.Visible(owner, st.Shared, req.ProjectID) {
 				recs[id] = st
-			}
-		}
-		var states []*trust.State
-		for _, id := range ids {
-			if st := recs[id]; st != nil {
 				states = append(states, st.State)
+				s.hints.put(owner+"\x00"+id, repFields([]*trust.State{st.State}))
 			}
 		}
-		rep, err := s.readRep(ctx, owner, states)
-		if err != nil {
-			return false, err
+		rep := reputation{src: map[string]trust.SourceRep{}, cre: map[string]trust.CreatorRep{}}
+		if need := repFields(states); repCmd != nil && covers(ask, need) {
+			vals, err := repCmd.Result()
+			if err != nil {
+				return false, err
+			}
+			fillRep(&rep, ask, vals)
+		} else {
+			r, err := s.readRep(ctx, owner, states)
+			if err != nil {
+				return false, err
+			}
+			rep = r
 		}
 		b := newBatch(s.k.event(owner, "h", req.ProjectID, eid))
 		count := 0
