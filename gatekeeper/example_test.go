@@ -14,10 +14,10 @@ import (
 func ExampleSelect() {
 	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	ms := []core.Match{
-		{QAID: "old-l3", Status: core.StatusActive, ValidationLevel: 3, Trust: 0.55, Relevance: 0.4},
-		{QAID: "relevant-l2", Status: core.StatusActive, ValidationLevel: 2, Trust: 0.80, Relevance: 0.9},
-		{QAID: "new-candidate", Status: core.StatusCandidate, Trust: 0.26, Relevance: 0.9, Alpha: 40, Beta: 2},
-		{QAID: "gone", Status: core.StatusDeprecated, ValidationLevel: 3, Trust: 0.9, Relevance: 0.9},
+		{QAID: "old-l3", Answer: "…", Status: core.StatusActive, ValidationLevel: 3, Trust: 0.55, Relevance: 0.4},
+		{QAID: "relevant-l2", Answer: "…", Status: core.StatusActive, ValidationLevel: 2, Trust: 0.80, Relevance: 0.9},
+		{QAID: "new-candidate", Answer: "…", Status: core.StatusCandidate, Trust: 0.26, Relevance: 0.9, Alpha: 40, Beta: 2},
+		{QAID: "gone", Answer: "…", Status: core.StatusDeprecated, ValidationLevel: 3, Trust: 0.9, Relevance: 0.9},
 	}
 	d := gatekeeper.Select(ms, gatekeeper.DefaultConfig(), now, rand.New(rand.NewPCG(1, 2)))
 	for _, it := range d.Items {
@@ -34,9 +34,9 @@ func ExampleSelect() {
 // ExampleSelect_compat shows the original Memex-CLI's level-first order.
 func ExampleSelect_compat() {
 	ms := []core.Match{
-		{QAID: "relevant-l2", Status: core.StatusActive, ValidationLevel: 2, Trust: 0.80, Score: 0.8, Freshness: 1},
-		{QAID: "old-l3", Status: core.StatusActive, ValidationLevel: 3, Trust: 0.55, Score: 0.5, Freshness: 1},
-		{QAID: "l1", Status: core.StatusActive, ValidationLevel: 1, Trust: 0.99, Score: 0.9, Freshness: 1},
+		{QAID: "relevant-l2", Answer: "…", Status: core.StatusActive, ValidationLevel: 2, Trust: 0.80, Score: 0.8, Freshness: 1},
+		{QAID: "old-l3", Answer: "…", Status: core.StatusActive, ValidationLevel: 3, Trust: 0.55, Score: 0.5, Freshness: 1},
+		{QAID: "l1", Answer: "…", Status: core.StatusActive, ValidationLevel: 1, Trust: 0.99, Score: 0.9, Freshness: 1},
 	}
 	d := gatekeeper.Select(ms, gatekeeper.CompatConfig(), time.Time{}, nil)
 	for _, it := range d.Items {

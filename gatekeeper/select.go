@@ -13,6 +13,7 @@ import (
 
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/evidence"
+	"github.com/memex-dev/memex/trust/ledger"
 )
 
 // Reason codes of a Decision. Filter codes name the first filter a match
@@ -26,6 +27,7 @@ const (
 	ReasonFilteredRelevance   = "filtered_relevance"   // relevance < min_score
 	ReasonFilteredStale       = "filtered_stale"       // freshness < 0.001 (compat)
 	ReasonFilteredBlocked     = "filtered_blocked"     // consecutive_fail ≥ block threshold
+	ReasonFilteredNoAnswer    = "filtered_no_answer"   // a question-only QA (ledger.Showable)
 
 	ReasonChosenTrusted   = "chosen_trusted"   // in the trusted set / main pass
 	ReasonChosenProbation = "chosen_probation" // the exploration slot
@@ -169,6 +171,9 @@ func filter(m *core.Match, cfg Config, compat bool, now time.Time, seen map[stri
 	}
 	if _, dup := seen[m.QAID]; dup {
 		return ReasonFilteredDuplicate, ""
+	}
+	if !ledger.Showable(m.Answer) {
+		return ReasonFilteredNoAnswer, "question-only QA: nothing to tell"
 	}
 	if m.Status == core.StatusDeprecated || !slices.Contains(cfg.ActiveStatuses, m.Status) {
 		return ReasonFilteredStatus, "status=" + string(m.Status)

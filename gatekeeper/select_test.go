@@ -48,6 +48,9 @@ func TestSelectDefaultFilters(t *testing.T) {
 			m.Quarantined, m.Status = true, core.StatusVerified
 		}), ReasonChosenTrusted},
 		{"blocked", with(trustedM("x", 0.9, 0.9), func(m *core.Match) { m.ConsecutiveFail = 3 }), ReasonFilteredBlocked},
+		{"question-only, even verified", with(trustedM("x", 0.9, 0.9), func(m *core.Match) {
+			m.Answer, m.Status = " ", core.StatusVerified
+		}), ReasonFilteredNoAnswer},
 		{"blocked via stats", with(trustedM("x", 0.9, 0.9), func(m *core.Match) {
 			m.Metadata["stats"] = map[string]any{"consecutive_fail": "3"}
 		}), ReasonFilteredBlocked},

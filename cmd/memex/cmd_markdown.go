@@ -16,6 +16,7 @@ import (
 	"github.com/memex-dev/memex/extract/redact"
 	"github.com/memex-dev/memex/internal/atomicfile"
 	"github.com/memex-dev/memex/mdmemory"
+	"github.com/memex-dev/memex/trust/ledger"
 )
 
 // The Markdown memory commands (docs/MARKDOWN.md): memex export / import
@@ -276,8 +277,11 @@ func (a *app) projectNotes(ctx context.Context, s *session, red *redact.Redactor
 // exportable reports whether r goes into the instruction file: a trusted
 // QA (level and trust at the thresholds, not blocked by consecutive fails)
 // or one a human verified, whatever its evidence (as the gatekeeper trusts
-// it), and never text that reads like instructions.
+// it), and never a question-only QA or text that reads like instructions.
 func exportable(r core.Record, minLevel int, minTrust float64, blockFails int) bool {
+	if !ledger.Showable(r.Answer) {
+		return false
+	}
 	switch r.Status {
 	case core.StatusVerified:
 	case core.StatusActive, core.StatusFrozen:

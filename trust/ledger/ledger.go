@@ -156,6 +156,12 @@ func Visible(owner string, shared []string, project string) bool {
 	return owner == project || owner == core.GlobalProject || slices.Contains(shared, project)
 }
 
+// Showable reports whether a QA with this answer may be shown to an agent
+// or written to an instruction file. A question-only QA (imported with
+// `memex qa import --questions-only`, for retrieval evaluation and dedup)
+// is found by search but never shown: it has nothing to tell.
+func Showable(answer string) bool { return strings.TrimSpace(answer) != "" }
+
 // SharedInto are the projects whose searches see a QA owned by owner and
 // shared with shared, besides the owner's own and global: each once, in
 // order. A global QA is visible everywhere already and a QA shared with its
