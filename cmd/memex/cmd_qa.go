@@ -402,21 +402,28 @@ func minimalKey(k string) bool {
 }
 
 // errEmptyAnswer is the refusal of a line whose answer is empty: a QA
-// with nothing to say teaches nothing (retrieval corpora of questions
-// alone, such as intent sets, are refused line by line and counted).
-const errEmptyAnswer = "answer: is empty (a QA needs an answer; the line is not imported)"
+// with nothing to say teaches nothing. Corpora of questions alone (intent
+// sets) are kept with --questions-only, as QAs that search finds and that
+// are never shown (ledger.Showable).
+const errEmptyAnswer = "answer: is empty (a QA needs an answer; --questions-only keeps question-only records, which are searched but never injected)"
 
 func qaImport(ctx context.Context, a *app, args []string) error {
 	fs, g := a.newFlagSet("qa import", "qa import [flags] FILE|-", `  memex qa import backup.jsonl
   memex qa export --project a | memex qa import --project b -
   memex qa import --skip-invalid notes.jsonl
+  memex qa import --questions-only ../eval/en-bank77/corpus.jsonl
 
 Policy: lines are imported in order, full records in batches. At the first
 invalid line memex stops with an error naming the line number: every valid
 line before it is kept, nothing after it is imported. With --skip-invalid
 every bad line is reported on stderr and the rest is imported. Records are
-imported into the current project (--project), whatever their project_id.`)
+imported into the current project (--project), whatever their project_id.
+A line with an empty answer is refused unless --questions-only: then it is
+kept as a question-only QA (its id, or one made from its question), which
+search finds (retrieval evaluation, dedup) but which is never injected nor
+exported to Markdown. Over memex serve that takes an admin key.`)
 	skip := fs.Bool("skip-invalid", false, "report invalid lines and import the others")
+	qOnly := fs.Bool("questions-only", false, "keep lines with an empty answer as question-only QAs (searched, never injected)")
 	pos, err := a.parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -441,7 +448,7 @@ imported into the current project (--project), whatever their project_id.`)
 		return err
 	}
 	defer func() { _ = s.close() }()
-	im := &importer{a: a, s: s, ctx: asHuman(ctx), progress: isTTY(a.stderr), skip: *skip}
+	im := &importer{a: a, s: s, ctx: asHuman(ctx), progress: isTTY(a.stderr), skip: *skip, questionsOnly: *qOnly}
 	if b, ok := core.As[core.CandidateBatcher](s.store); ok {
 		im.batcher = b
 	}
@@ -464,7 +471,8 @@ type importer struct {
 	importer core.Importer
 	progress bool
 
-	skip bool // report invalid lines and go on
+	skip          bool // report invalid lines and go on
+	questionsOnly bool // keep lines with an empty answer as question-only QAs
 
 	batch             []core.Record
 	cands             []pendingCand // minimal lines waiting for a CandidateBatcher
@@ -529,9 +537,11 @@ type importLine struct {
 	status core.Status
 }
 
-// parseImportLine parses line n of an import into project. Errors are
-// *lineError and never quote the line.
-func parseImportLine(project string, n int, raw []byte) (importLine, error) {
+// parseImportLine parses line n of an import into project. A line with a
+// question and an empty answer is refused, or with questionsOnly kept as
+// a question-only full record. Errors are *lineError and never quote the
+// line.
+func parseImportLine(project string, n int, raw []byte, questionsOnly bool) (importLine, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return importLine{}, nil
@@ -567,11 +577,16 @@ func parseImportLine(project string, n int, raw []byte) (importLine, error) {
 		if err := json.Unmarshal(raw, &m); err != nil {
 			return importLine{}, bad("%s", fieldMsg(err))
 		}
-		if strings.TrimSpace(m.Answer) == "" && strings.TrimSpace(m.Question) != "" {
+		questionOnly := strings.TrimSpace(m.Answer) == "" && strings.TrimSpace(m.Question) != ""
+		if questionOnly && !questionsOnly {
 			return importLine{}, bad(errEmptyAnswer)
 		}
 		if m.QAID == "" {
 			m.QAID = m.ID
+		}
+		if questionOnly && m.QAID == "" {
+			// The same question again is the same QA.
+			m.QAID = "qa-q" + core.ContentHash(m.Question, "")[:24]
 		}
 		var md map[string]any
 		if m.Lang != "" {
@@ -590,8 +605,14 @@ func parseImportLine(project string, n int, raw []byte) (importLine, error) {
 		}
 		req := core.CandidateRequest{ProjectID: project, QAID: m.QAID, Question: m.Question, Answer: m.Answer,
 			Summary: m.Summary, Tags: m.Tags, Metadata: md, Source: m.Source, EventID: engine.NewID("ev")}
-		if err := req.Validate(); err != nil {
+		if err := validateLine(req, questionOnly); err != nil {
 			return importLine{}, bad("%v", err)
+		}
+		if questionOnly {
+			// A candidate needs an answer: a question-only QA is a record.
+			rec := core.Record{ProjectID: project, QAID: m.QAID, Question: m.Question, Summary: m.Summary,
+				Tags: m.Tags, Metadata: md, Source: m.Source, Status: out.status}
+			return importLine{full: &rec}, nil
 		}
 		out.cand = &req
 		return out, nil
@@ -601,7 +622,8 @@ func parseImportLine(project string, n int, raw []byte) (importLine, error) {
 		return importLine{}, bad("%s", fieldMsg(err))
 	}
 	rec.ProjectID = project
-	if strings.TrimSpace(rec.Answer) == "" && strings.TrimSpace(rec.Question) != "" {
+	questionOnly := strings.TrimSpace(rec.Answer) == "" && strings.TrimSpace(rec.Question) != ""
+	if questionOnly && !questionsOnly {
 		return importLine{}, bad(errEmptyAnswer)
 	}
 	if rec.QAID == "" {
@@ -619,14 +641,23 @@ func parseImportLine(project string, n int, raw []byte) (importLine, error) {
 	// The same bounds as a submitted QA.
 	check := core.CandidateRequest{ProjectID: project, QAID: rec.QAID, Question: rec.Question, Answer: rec.Answer,
 		Summary: rec.Summary, Tags: rec.Tags, SharedProjects: rec.SharedProjects}
-	if err := check.Validate(); err != nil {
+	if err := validateLine(check, questionOnly); err != nil {
 		return importLine{}, bad("%v", err)
 	}
 	return importLine{full: &rec}, nil
 }
 
+// validateLine checks an import line with the bounds of a submitted QA; a
+// question-only line has no answer to check.
+func validateLine(req core.CandidateRequest, questionOnly bool) error {
+	if questionOnly {
+		req.Answer = "-"
+	}
+	return req.Validate()
+}
+
 func (im *importer) line(n int, raw []byte) error {
-	l, err := parseImportLine(im.s.project, n, raw)
+	l, err := parseImportLine(im.s.project, n, raw, im.questionsOnly)
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ func FuzzParseImportLine(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
-		l, err := parseImportLine("proj", 7, []byte(line))
+		l, err := parseImportLine("proj", 7, []byte(line), false)
 		if err != nil {
 			var le *lineError
 			if !errors.As(err, &le) || !strings.HasPrefix(err.Error(), "line 7: ") {

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -23,11 +24,12 @@ const evalDir = "../../../shared/eval"
 
 // TestQAImportCorpusKeepsEveryRecord imports corpora of {id, question,
 // answer, lang, source} lines — the committed sample, and every corpus of
-// ../shared/eval when present — and checks that every line with an answer
-// is kept under its id (distinct ids, however alike their texts: the same
-// text twice, "12.10" and "14.04", paraphrases), and that every line with
-// an empty answer is refused by line number, with a message that says so,
-// and counted.
+// ../shared/eval when present. By default every line with an answer is
+// kept under its id (distinct ids, however alike their texts: the same
+// text twice, "12.10" and "14.04", paraphrases), and every line with an
+// empty answer is refused by line number, with a message that says so and
+// names --questions-only, and counted; with --questions-only every record
+// is kept.
 func TestQAImportCorpusKeepsEveryRecord(t *testing.T) {
 	files := []string{filepath.Join("testdata", "import-corpus.jsonl")}
 	if more, _ := filepath.Glob(filepath.Join(evalDir, "*", "corpus.jsonl")); len(more) > 0 {
@@ -37,54 +39,67 @@ func TestQAImportCorpusKeepsEveryRecord(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(filepath.Dir(file))+"/"+filepath.Base(file), func(t *testing.T) {
-			valid, empty := corpusIDs(t, file)
+			valid, empty, all := corpusIDs(t, file)
 			c := newCLI(t)
 			code, _, errOut := c.run("", "qa", "import", "--skip-invalid", file)
 			if code != 0 {
 				t.Fatalf("exit %d: %.2000s", code, errOut)
 			}
-			kept := map[string]bool{}
-			out := c.mustRun("", "qa", "export")
-			for line := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
-				var r struct {
-					QAID string `json:"qa_id"`
-				}
-				if line != "" && json.Unmarshal([]byte(line), &r) == nil {
-					kept[r.QAID] = true
-				}
-			}
-			missing := 0
-			for id := range valid {
-				if !kept[id] {
-					missing++
-				}
-			}
-			if missing > 0 || len(kept) != len(valid) {
-				t.Errorf("%d of %d records with an answer and a distinct id kept (%d missing)", len(kept), len(valid), missing)
+			if kept, missing := keptOf(c, valid); missing > 0 || kept != len(valid) {
+				t.Errorf("%d of %d records with an answer and a distinct id kept (%d missing)", kept, len(valid), missing)
 			}
 			for _, n := range empty[:min(len(empty), 3)] {
-				if want := fmt.Sprintf("line %d: answer: is empty", n); !strings.Contains(errOut, want) {
+				if want := fmt.Sprintf("line %d: answer: is empty (a QA needs an answer; --questions-only keeps", n); !strings.Contains(errOut, want) {
 					t.Errorf("stderr does not say %q: %.500s", want, errOut)
 				}
 			}
 			if want := fmt.Sprintf("%d invalid lines", len(empty)); !strings.Contains(errOut, want) {
 				t.Errorf("summary does not count %s: %.300s", want, lastLine(errOut))
 			}
-			t.Logf("%s: %d kept, %d refused for an empty answer", file, len(kept), len(empty))
+			c = newCLI(t)
+			if code, _, errOut := c.run("", "qa", "import", "--questions-only", file); code != 0 {
+				t.Fatalf("--questions-only: exit %d: %.2000s", code, errOut)
+			}
+			kept, missing := keptOf(c, all)
+			if missing > 0 || kept != len(all) {
+				t.Errorf("--questions-only: %d of %d records with a distinct id kept (%d missing)", kept, len(all), missing)
+			}
+			t.Logf("%s: %d kept, %d of them question-only", file, kept, len(empty))
 		})
 	}
 }
 
-// corpusIDs reads a corpus: the ids of the lines with an answer, and the
-// line numbers of those without.
-func corpusIDs(t *testing.T, file string) (valid map[string]bool, empty []int) {
+// keptOf exports c's project: how many QAs it holds, and how many ids of
+// want are not among them.
+func keptOf(c *cli, want map[string]bool) (kept, missing int) {
+	got := map[string]bool{}
+	out := c.mustRun("", "qa", "export")
+	for line := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
+		var r struct {
+			QAID string `json:"qa_id"`
+		}
+		if line != "" && json.Unmarshal([]byte(line), &r) == nil {
+			got[r.QAID] = true
+		}
+	}
+	for id := range want {
+		if !got[id] {
+			missing++
+		}
+	}
+	return len(got), missing
+}
+
+// corpusIDs reads a corpus: the ids of the lines with an answer, the line
+// numbers of those without, and the ids of all.
+func corpusIDs(t *testing.T, file string) (valid map[string]bool, empty []int, all map[string]bool) {
 	t.Helper()
 	f, err := os.Open(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	valid = map[string]bool{}
+	valid, all = map[string]bool{}, map[string]bool{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -92,24 +107,71 @@ func corpusIDs(t *testing.T, file string) (valid map[string]bool, empty []int) {
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			t.Fatalf("%s line %d: %v", file, n, err)
 		}
+		if all[l.ID] {
+			t.Fatalf("%s line %d: id %s twice", file, n, l.ID)
+		}
+		all[l.ID] = true
 		if strings.TrimSpace(l.Answer) == "" {
 			empty = append(empty, n)
 			continue
-		}
-		if valid[l.ID] {
-			t.Fatalf("%s line %d: id %s twice", file, n, l.ID)
 		}
 		valid[l.ID] = true
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return valid, empty
+	return valid, empty, all
 }
 
 func lastLine(s string) string {
 	s = strings.TrimSpace(s)
 	return s[strings.LastIndexByte(s, '\n')+1:]
+}
+
+// questionOnly is a verified question-only line (a verified QA with an
+// answer would be injected and exported) and a line with an answer.
+const questionOnly = `{"id": "qa-qo", "question": "How do I reset the wombat cache?", "answer": "", "status": "verified"}
+{"id": "qa-qa", "question": "How do I list the wombat jobs?", "answer": "wombat jobs --all", "status": "verified"}
+`
+
+// TestQAImportQuestionsOnly: a line with an empty answer is refused with a
+// message naming --questions-only; with it the line is kept as a
+// question-only QA, which search finds but which memex run never injects
+// and the Markdown export never writes.
+func TestQAImportQuestionsOnly(t *testing.T) {
+	c := newCLI(t)
+	code, _, errOut := c.run(questionOnly, "qa", "import", "-")
+	if code == 0 || !strings.Contains(errOut, "line 1: answer: is empty") || !strings.Contains(errOut, "--questions-only") {
+		t.Errorf("import of an empty answer: exit %d, %s; want refused, naming --questions-only", code, errOut)
+	}
+	c.mustRun(questionOnly, "qa", "import", "--questions-only", "-")
+	if out := c.mustRun("", "search", "--min-score", "0", "reset the wombat cache"); !strings.Contains(out, "qa-qo") {
+		t.Errorf("search does not find the question-only QA: %s", out)
+	}
+	code, out, errOut := c.run("", "run", "--dry-run", "how do I reset the wombat cache")
+	if out += errOut; code != 0 || !strings.Contains(out, "filtered_no_answer qa-qo") || regexp.MustCompile(`shown:.*qa-qo`).MatchString(out) {
+		t.Errorf("run --dry-run: exit %d, %s; want qa-qo filtered as question-only, never shown", code, out)
+	}
+	md := c.mustRun("", "export", "--format", "md", "--min-level", "0", "--file", "-")
+	if !strings.Contains(md, "(qa-qa)") || strings.Contains(md, "qa-qo") {
+		t.Errorf("Markdown export: want qa-qa and never the question-only qa-qo:\n%s", md)
+	}
+}
+
+// TestQAImportQuestionsOnlyOverServe: over memex serve (Redis) an admin
+// key's --questions-only import keeps the question-only QA; an agent key's
+// is refused, naming the admin role.
+func TestQAImportQuestionsOnlyOverServe(t *testing.T) {
+	as := serveRedis(t)
+	if code, _, errOut := as("alice", questionOnly, "qa", "import", "--questions-only", "-"); code == 0 || !strings.Contains(errOut, "admin") {
+		t.Errorf("agent import: exit %d, %s; want refused, naming the admin role", code, errOut)
+	}
+	if code, _, errOut := as("root", questionOnly, "qa", "import", "--questions-only", "-"); code != 0 {
+		t.Fatalf("admin import: exit %d, %s", code, errOut)
+	}
+	if _, out, _ := as("alice", "", "search", "--min-score", "0", "reset the wombat cache"); !strings.Contains(out, "qa-qo") {
+		t.Errorf("search does not find the question-only QA: %s", out)
+	}
 }
 
 // TestQAImportIDOfAnotherProject: a line whose qa_id is a QA of another
@@ -160,28 +222,7 @@ func TestQAExportCarriesEvidence(t *testing.T) {
 // has none and says so, and its import of full records is refused (writing
 // evidence is voting).
 func TestQAExportImportOverServe(t *testing.T) {
-	st, err := redisstore.Open(t.Context(), redistest.URL(t), redisstore.WithPrefix(redistest.Prefix(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	cfg := service.DefaultConfig()
-	cfg.ExpiryInterval = -1
-	cfg.RequireReceipts = false
-	for id, role := range map[string]string{"root": service.RoleAdmin, "alice": service.RoleAgent} {
-		cfg.Keys = append(cfg.Keys, service.Key{ID: id, SecretSHA256: service.HashSecret("sk-" + id), Role: role, Projects: []string{"*"}})
-	}
-	srv, err := service.New(st, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
-	c := newCLI(t)
-	as := func(key, stdin string, args ...string) (int, string, string) {
-		c.env["MEMEX_API_KEY"] = "sk-" + key
-		return c.run(stdin, append(args, "--store", ts.URL)...)
-	}
+	as := serveRedis(t)
 	if code, _, errOut := as("root", `{"qa_id": "qa-sv", "question": "How do I reset the quokka cache?", "answer": "quokka cache --reset"}`+"\n", "qa", "import", "-"); code != 0 {
 		t.Fatalf("import: %s", errOut)
 	}
@@ -225,4 +266,33 @@ func TestQAExportImportOverServe(t *testing.T) {
 		t.Errorf("after the admin's import: consecutive_fail %d status %s trust %.4f; want %d %s %.4f as exported",
 			after.ConsecutiveFail, after.Status, after.TrustScore, before.ConsecutiveFail, before.Status, before.TrustScore)
 	}
+}
+
+// serveRedis starts memex serve on a Redis store with an admin key "root"
+// and an agent key "alice"; as runs memex against it with a key.
+func serveRedis(t *testing.T) func(key, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	st, err := redisstore.Open(t.Context(), redistest.URL(t), redisstore.WithPrefix(redistest.Prefix(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	cfg := service.DefaultConfig()
+	cfg.ExpiryInterval = -1
+	cfg.RequireReceipts = false
+	for id, role := range map[string]string{"root": service.RoleAdmin, "alice": service.RoleAgent} {
+		cfg.Keys = append(cfg.Keys, service.Key{ID: id, SecretSHA256: service.HashSecret("sk-" + id), Role: role, Projects: []string{"*"}})
+	}
+	srv, err := service.New(st, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	c := newCLI(t)
+	as := func(key, stdin string, args ...string) (int, string, string) {
+		c.env["MEMEX_API_KEY"] = "sk-" + key
+		return c.run(stdin, append(args, "--store", ts.URL)...)
+	}
+	return as
 }
