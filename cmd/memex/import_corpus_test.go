@@ -148,6 +148,14 @@ func TestQAImportQuestionsOnly(t *testing.T) {
 	if out := c.mustRun("", "search", "--min-score", "0", "reset the wombat cache"); !strings.Contains(out, "qa-qo") {
 		t.Errorf("search does not find the question-only QA: %s", out)
 	}
+	// A line without an id gets one made from its question: the same
+	// question again is the same QA.
+	for range 2 {
+		c.mustRun(`{"question": "How do I feed the wombat?", "answer": ""}`+"\n", "qa", "import", "--questions-only", "-")
+	}
+	if got := c.listRecords("test"); len(got) != 3 {
+		t.Errorf("after importing a question without an id twice: %d QAs, want 3", len(got))
+	}
 	code, out, errOut := c.run("", "run", "--dry-run", "how do I reset the wombat cache")
 	if out += errOut; code != 0 || !strings.Contains(out, "filtered_no_answer qa-qo") || regexp.MustCompile(`shown:.*qa-qo`).MatchString(out) {
 		t.Errorf("run --dry-run: exit %d, %s; want qa-qo filtered as question-only, never shown", code, out)
