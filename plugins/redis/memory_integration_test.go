@@ -20,7 +20,7 @@ func TestMemoryPerQA(t *testing.T) {
 	const n = 10_000
 	per, raw, kinds := measureMemory(t, n)
 	var parts []string
-	for _, k := range []string{"records", "postings", "posting payload", "id indexes", "other"} {
+	for _, k := range []string{"records", "postings", "posting payload", "id indexes", "statistics", "other"} {
 		parts = append(parts, fmt.Sprintf("%s %.0f B", k, float64(kinds[k])/n))
 	}
 	t.Logf("%d QAs: %.0f bytes/QA in Redis, raw question+answer %.0f bytes/QA, ratio %.2f× (%s)", n, per, raw, per/raw, strings.Join(parts, ", "))

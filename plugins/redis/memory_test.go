@@ -58,8 +58,11 @@ func measureMemory(tb testing.TB, n int) (perQA, rawPerQA float64, byKind map[st
 				kind = "records"
 			case strings.Contains(k, "}:p:"), strings.Contains(k, "}:ps:"), strings.Contains(k, "}:len:"):
 				kind = "postings"
-			case strings.Contains(k, "}:docs:"), strings.Contains(k, "}:hash:"), strings.HasSuffix(k, "}:list"):
+			case strings.Contains(k, "}:docs:"), strings.Contains(k, "}:hash:"), strings.HasSuffix(k, "}:list"),
+				strings.Contains(k, ":ids:"):
 				kind = "id indexes"
+			case strings.Contains(k, "}:sh:"), strings.HasSuffix(k, "}:agg"), strings.Contains(k, "}:z:"):
+				kind = "statistics"
 			}
 			m, _ := s.rdb.MemoryUsage(ctx, k, 0).Result()
 			byKind[kind] += m
