@@ -158,10 +158,19 @@ func (s *Store) unclaim(ctx context.Context, p, id string) error {
 }
 
 // releaseID removes p's claim on a generated id whose candidate was not
-// stored under it.
+// stored under it. It outlives the request's cancellation but not by
+// more than releaseTimeout: when Redis is down the write has already
+// failed, and a claim left behind on a random id blocks nothing (another
+// project's claim takes it over once stale), so the caller's answer is
+// not held up by dial retries.
 func (s *Store) releaseID(ctx context.Context, id, claim string) {
-	_ = s.eval(context.WithoutCancel(ctx), releaseIDScript.get(), []string{s.k.ids(id)}, id, claim).Err()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	_ = s.eval(ctx, releaseIDScript.get(), []string{s.k.ids(id)}, id, claim).Err()
 }
+
+// releaseTimeout bounds releaseID.
+const releaseTimeout = 100 * time.Millisecond
 
 // buildIDIndex fills the qa_id index from every project's QAs, once per
 // store (idsBuilt): existing claims are kept (HSETNX), the built ones are
