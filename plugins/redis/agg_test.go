@@ -176,3 +176,22 @@ func TestStatsBuilt(t *testing.T) {
 		t.Errorf("total %d quarantined %d, want 244 and some", st.Total, st.Quarantined)
 	}
 }
+
+// TestUnlockAggKeepsAnotherBuildersLock: a builder whose lock outlived its
+// lifetime releases only its own token, never a later builder's lock.
+func TestUnlockAggKeepsAnotherBuildersLock(t *testing.T) {
+	s := newShared(t)
+	ctx := t.Context()
+	lock := s.k.aggLock("p")
+	if err := s.rdb.Set(ctx, lock, "later-builder", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	s.unlockAgg(ctx, "p", "first-builder")
+	if v, _ := s.rdb.Get(ctx, lock).Result(); v != "later-builder" {
+		t.Fatalf("lock holds %q after the first builder's release, want the later builder's", v)
+	}
+	s.unlockAgg(ctx, "p", "later-builder")
+	if n, _ := s.rdb.Exists(ctx, lock).Result(); n != 0 {
+		t.Fatal("the holder's own release left the lock")
+	}
+}
