@@ -280,6 +280,20 @@ func TestQAExportImportOverServe(t *testing.T) {
 // and an agent key "alice"; as runs memex against it with a key.
 func serveRedis(t *testing.T) func(key, stdin string, args ...string) (int, string, string) {
 	t.Helper()
+	url := serveOnRedis(t, map[string]string{"root": service.RoleAdmin, "alice": service.RoleAgent})
+	c := newCLI(t)
+	as := func(key, stdin string, args ...string) (int, string, string) {
+		c.env["MEMEX_API_KEY"] = "sk-" + key
+		return c.run(stdin, append(args, "--store", url)...)
+	}
+	return as
+}
+
+// serveOnRedis starts memex serve on a private Redis prefix (no expiry
+// job, receipts not required) with a key "sk-<id>" of the given role for
+// each id, every project allowed, and returns its URL.
+func serveOnRedis(t *testing.T, roles map[string]string) string {
+	t.Helper()
 	st, err := redisstore.Open(t.Context(), redistest.URL(t), redisstore.WithPrefix(redistest.Prefix(t)))
 	if err != nil {
 		t.Fatal(err)
@@ -288,7 +302,7 @@ func serveRedis(t *testing.T) func(key, stdin string, args ...string) (int, stri
 	cfg := service.DefaultConfig()
 	cfg.ExpiryInterval = -1
 	cfg.RequireReceipts = false
-	for id, role := range map[string]string{"root": service.RoleAdmin, "alice": service.RoleAgent} {
+	for id, role := range roles {
 		cfg.Keys = append(cfg.Keys, service.Key{ID: id, SecretSHA256: service.HashSecret("sk-" + id), Role: role, Projects: []string{"*"}})
 	}
 	srv, err := service.New(st, cfg)
@@ -297,10 +311,5 @@ func serveRedis(t *testing.T) func(key, stdin string, args ...string) (int, stri
 	}
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
-	c := newCLI(t)
-	as := func(key, stdin string, args ...string) (int, string, string) {
-		c.env["MEMEX_API_KEY"] = "sk-" + key
-		return c.run(stdin, append(args, "--store", ts.URL)...)
-	}
-	return as
+	return ts.URL
 }

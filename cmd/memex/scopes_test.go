@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,9 +11,7 @@ import (
 	"time"
 
 	"github.com/memex-dev/memex/core"
-	"github.com/memex-dev/memex/internal/redistest"
 	"github.com/memex-dev/memex/plugins/embedded"
-	redisstore "github.com/memex-dev/memex/plugins/redis"
 	"github.com/memex-dev/memex/service"
 )
 
@@ -123,24 +120,8 @@ func TestScopesOverServe(t *testing.T) {
 // serveWorld is memex serve on a private Redis prefix with an agent key
 // for alice and for bob (the user scope is the key's identity).
 func serveWorld(t *testing.T) scopeWorld {
-	st, err := redisstore.Open(t.Context(), redistest.URL(t), redisstore.WithPrefix(redistest.Prefix(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	cfg := service.DefaultConfig()
-	cfg.ExpiryInterval = -1
-	cfg.RequireReceipts = false
-	for _, id := range []string{"alice", "bob"} {
-		cfg.Keys = append(cfg.Keys, service.Key{ID: id, SecretSHA256: service.HashSecret("sk-" + id), Role: service.RoleAgent, Projects: []string{"*"}})
-	}
-	srv, err := service.New(st, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
-	return scopeWorld{t: t, c: newCLI(t), store: ts.URL, env: func(user string) map[string]string {
+	url := serveOnRedis(t, map[string]string{"alice": service.RoleAgent, "bob": service.RoleAgent})
+	return scopeWorld{t: t, c: newCLI(t), store: url, env: func(user string) map[string]string {
 		return map[string]string{"MEMEX_USER": user, "MEMEX_API_KEY": "sk-" + user}
 	}}
 }
