@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/trust/ledger"
 	"github.com/memex-dev/memex/wire"
 )
 
@@ -57,9 +59,13 @@ func (s *Server) adminImport(c echo.Context) error {
 	}
 	count := map[string]int{}
 	var order []string
-	for _, r := range req.Records {
+	for i, r := range req.Records {
 		if err := core.ValidateProjectID(r.ProjectID); err != nil {
 			return err
+		}
+		if !req.QuestionsOnly && !ledger.Showable(r.Answer) {
+			return core.Invalid(fmt.Sprintf("records[%d].answer", i),
+				"is empty (a QA needs an answer; questions_only keeps question-only records, which are searched but never injected)")
 		}
 		if count[r.ProjectID] == 0 {
 			if err := authorize(c, r.ProjectID); err != nil {

@@ -234,6 +234,7 @@ func TestBadInputNamesTheField(t *testing.T) {
 		{"audit since", "GET", "/admin/v1/audit?project_id=a-proj&since=yesterday", "", "since"},
 		{"patch status", "PATCH", "/admin/v1/qa/q1", `{"project_id":"a-proj","status":"zombie"}`, "status"},
 		{"expire batch", "POST", "/v1/qa/expire", `{"batch_size":5000}`, "batch_size"},
+		{"import empty answer", "POST", "/admin/v1/import", `{"records":[{"qa_id":"x1","project_id":"a-proj","question":"q?","answer":"a"},{"qa_id":"x2","project_id":"a-proj","question":"q?","answer":" "}]}`, "records[1].answer"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -824,6 +825,16 @@ func TestAdmin(t *testing.T) {
 				t.Errorf("no %s audit entry", a)
 			}
 		}
+	})
+	t.Run("import keeps a question-only record only when asked", func(t *testing.T) {
+		rec := map[string]any{"qa_id": "qa-qo", "project_id": "a-proj", "question": "How do I reset the wombat cache?", "answer": ""}
+		r := e.must(400, keyAdmin, "POST", "/admin/v1/import", map[string]any{"records": []any{rec}})
+		if ae := r.apiErr(t); !strings.Contains(ae.Message, "questions_only") {
+			t.Errorf("refusal %+v does not name questions_only", ae)
+		}
+		e.must(404, keyAdmin, "GET", "/v1/qa/qa-qo?project_id=a-proj", nil)
+		e.must(200, keyAdmin, "POST", "/admin/v1/import", map[string]any{"records": []any{rec}, "questions_only": true})
+		e.must(200, keyAdmin, "GET", "/v1/qa/qa-qo?project_id=a-proj", nil)
 	})
 	t.Run("projects without a lister is 501", func(t *testing.T) {
 		pe := newEnvFor(t, newEmbedded(t))

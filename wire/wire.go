@@ -231,9 +231,13 @@ type ProjectsResponse struct {
 }
 
 // ImportRequest is POST /admin/v1/import: full records (core.Record, as a
-// full export writes them, evidence included), stored as they are.
+// full export writes them, evidence included), stored as they are. A
+// record with an empty answer is refused unless QuestionsOnly: then it is
+// kept as a question-only QA, which search finds and nothing injects
+// (`memex qa import --questions-only`).
 type ImportRequest struct {
-	Records []core.Record `json:"records"`
+	Records       []core.Record `json:"records"`
+	QuestionsOnly bool          `json:"questions_only,omitempty"`
 }
 
 // ImportResponse is POST /admin/v1/import's answer.

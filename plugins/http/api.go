@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/trust/ledger"
 	"github.com/memex-dev/memex/wire"
 )
 
@@ -315,25 +316,28 @@ const importBody = 900 << 10
 // route: records are stored as they are, evidence included). Records go in
 // requests of at most 1,000 records and importBody bytes; a record too
 // large for one request is the service's 413. Requests already sent stay
-// imported when a later one fails.
+// imported when a later one fails. A record with an empty answer is the
+// caller's question-only QA (core.Importer's contract), so the request
+// opts in with questions_only, which the service otherwise refuses.
 func (s *Store) Import(ctx context.Context, recs []core.Record) error {
 	const op = "import"
 	if s.cfg.Compat {
 		return fmt.Errorf("http: %s: the original memory service has no import: %w", op, errors.ErrUnsupported)
 	}
 	var batch []json.RawMessage
-	size := 0
+	size, questionsOnly := 0, false
 	send := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
 		body, err := encode(op, struct {
-			Records []json.RawMessage `json:"records"`
-		}{batch})
+			Records       []json.RawMessage `json:"records"`
+			QuestionsOnly bool              `json:"questions_only,omitempty"`
+		}{batch, questionsOnly})
 		if err != nil {
 			return err
 		}
-		batch, size = batch[:0], 0
+		batch, size, questionsOnly = batch[:0], 0, false
 		_, err = s.write(ctx, call{op: op, method: http.MethodPost, path: wire.RouteImport, body: body, key: newKey()}, "")
 		return err
 	}
@@ -349,6 +353,7 @@ func (s *Store) Import(ctx context.Context, recs []core.Record) error {
 		}
 		batch = append(batch, b)
 		size += len(b) + 1
+		questionsOnly = questionsOnly || !ledger.Showable(r.Answer)
 	}
 	return send()
 }
