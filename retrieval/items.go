@@ -43,10 +43,13 @@ func RankItems(ctx context.Context, s *Scorer, query string, items []core.Item, 
 	return out, nil
 }
 
+// The namespaced store of every store (core.NewItemStore) ranks with a Scorer.
+var _ core.ItemSearcher = (*Scorer)(nil)
+
 // SearchItems answers a core.SearchItemsRequest over items, the items under
 // req.Prefix in store order: those that match req.Filter, ranked by
 // RankItems when there is a query, else the first req.Limit in order.
-func SearchItems(ctx context.Context, s *Scorer, req core.SearchItemsRequest, items []core.Item) ([]core.Item, error) {
+func (s *Scorer) SearchItems(ctx context.Context, req core.SearchItemsRequest, items []core.Item) ([]core.Item, error) {
 	k := core.ItemTopK(req.Limit)
 	if len(req.Filter) > 0 {
 		kept := items[:0:0]

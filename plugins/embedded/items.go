@@ -12,7 +12,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/memex-dev/memex/core"
-	"github.com/memex-dev/memex/retrieval"
 )
 
 // The namespaced store (core.ItemStore) lives in two buckets of the same
@@ -24,13 +23,15 @@ var (
 
 // Items returns the store's namespaced store. It shares the file, the
 // locking and the crash safety of the QA store.
-func (s *Store) Items() core.ItemStore { return &items{s: s} }
+func (s *Store) Items() core.ItemStore { return core.NewItemStore(&items{s: s}, s.scorer, s.cfg.clock) }
 
 var (
 	_ core.ItemsProvider = (*Store)(nil)
-	_ core.ItemStore     = (*items)(nil)
+	_ core.ItemBackend   = (*items)(nil)
 )
 
+// items is the persistence of the namespaced store: each primitive is one
+// bbolt transaction.
 type items struct{ s *Store }
 
 func encodeItem(it core.Item) []byte {
@@ -67,19 +68,17 @@ func addCount(b *bolt.Bucket, ns core.Namespace, d int) error {
 	return b.Put(k, binary.AppendUvarint(nil, uint64(v)))
 }
 
-func (x *items) Put(ctx context.Context, req core.PutRequest) (core.PutResult, error) {
-	const op = "put item"
-	if err := ctx.Err(); err != nil {
-		return core.PutResult{}, itemErr(op, err)
-	}
-	if err := req.Validate(); err != nil {
-		return core.PutResult{}, itemErr(op, err)
-	}
-	id := []byte(core.ItemID(req.Namespace, req.Key))
-	now := x.s.cfg.clock().UTC()
-	var res core.PutResult
-	err := x.s.update(ctx, op, func(tx *bolt.Tx) error {
-		res = core.PutResult{}
+func (x *items) ItemError(_ context.Context, op string, err error) error {
+	return fmt.Errorf("embedded: %s: %w", op, err)
+}
+
+// PutItem checks the count of the namespace (bItemCount) in the write's
+// transaction.
+func (x *items) PutItem(ctx context.Context, it core.Item, maxEntries int) (*core.Item, error) {
+	id := []byte(core.ItemID(it.Namespace, it.Key))
+	var prev *core.Item
+	err := x.s.update(ctx, "put item", func(tx *bolt.Tx) error {
+		prev = nil
 		b, err := tx.CreateBucketIfNotExists(bItems)
 		if err != nil {
 			return err
@@ -88,44 +87,33 @@ func (x *items) Put(ctx context.Context, req core.PutRequest) (core.PutResult, e
 		if err != nil {
 			return err
 		}
-		it := core.Item{Namespace: req.Namespace, Key: req.Key, Value: req.Value, CreatedAt: now, UpdatedAt: now}
+		stored := it
 		if old := b.Get(id); old != nil {
-			prev, err := decodeItem(id, old)
+			p, err := decodeItem(id, old)
 			if err != nil {
 				return err
 			}
-			res.Previous = &prev
-			it.CreatedAt = prev.CreatedAt
+			prev = &p
+			stored.CreatedAt = p.CreatedAt
 		} else {
-			n, _ := binary.Uvarint(counts.Get([]byte(core.NamespacePrefixID(req.Namespace))))
-			if req.MaxEntries > 0 && int(n) >= req.MaxEntries {
-				return &core.QuotaError{Limit: "entries per namespace", Max: req.MaxEntries}
+			n, _ := binary.Uvarint(counts.Get([]byte(core.NamespacePrefixID(it.Namespace))))
+			if maxEntries > 0 && int(n) >= maxEntries {
+				return core.NamespaceFull(maxEntries)
 			}
-			if err := addCount(counts, req.Namespace, 1); err != nil {
+			if err := addCount(counts, it.Namespace, 1); err != nil {
 				return err
 			}
 		}
-		res.Item = it
-		return b.Put(id, encodeItem(it))
+		return b.Put(id, encodeItem(stored))
 	})
-	return res, err
+	return prev, err
 }
 
-func (x *items) Get(ctx context.Context, ns core.Namespace, key string) (core.Item, bool, error) {
-	const op = "get item"
-	if err := ns.Validate(); err != nil {
-		return core.Item{}, false, itemErr(op, err)
-	}
-	if err := core.ValidateItemKey(key); err != nil {
-		return core.Item{}, false, itemErr(op, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return core.Item{}, false, itemErr(op, err)
-	}
+func (x *items) GetItem(ctx context.Context, ns core.Namespace, key string) (core.Item, bool, error) {
 	id := []byte(core.ItemID(ns, key))
 	var it core.Item
 	var ok bool
-	err := x.s.view(ctx, op, func(tx *bolt.Tx) error {
+	err := x.s.view(ctx, "get item", func(tx *bolt.Tx) error {
 		b := tx.Bucket(bItems)
 		if b == nil {
 			return nil
@@ -142,106 +130,37 @@ func (x *items) Get(ctx context.Context, ns core.Namespace, key string) (core.It
 	return it, ok, err
 }
 
-// scan calls fn with the items under prefix after the id after, in order,
-// until fn returns false.
-func scanItems(tx *bolt.Tx, prefix core.Namespace, after string, fn func(id []byte, v []byte) bool) {
-	b := tx.Bucket(bItems)
-	if b == nil {
-		return
-	}
-	p := []byte(core.NamespacePrefixID(prefix))
-	start := p
-	if after > string(p) {
-		start = append([]byte(after), 0)
-	}
-	c := b.Cursor()
-	for k, v := c.Seek(start); k != nil && bytes.HasPrefix(k, p); k, v = c.Next() {
-		if !fn(k, v) {
-			return
+func (x *items) ScanItems(ctx context.Context, prefix core.Namespace, after string, n int) ([]core.Item, error) {
+	var out []core.Item
+	err := x.s.view(ctx, "scan items", func(tx *bolt.Tx) error {
+		out = out[:0]
+		b := tx.Bucket(bItems)
+		if b == nil {
+			return nil
 		}
-	}
-}
-
-func (x *items) List(ctx context.Context, req core.ListItemsRequest) (core.ItemPage, error) {
-	const op = "list items"
-	if err := req.Validate(); err != nil {
-		return core.ItemPage{}, itemErr(op, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return core.ItemPage{}, itemErr(op, err)
-	}
-	after, _ := core.DecodeItemCursor(req.Cursor)
-	limit := core.ItemListLimit(req.Limit)
-	var page core.ItemPage
-	err := x.s.view(ctx, op, func(tx *bolt.Tx) error {
-		page = core.ItemPage{Items: []core.Item{}}
-		var last []byte
-		var err error
-		scanItems(tx, req.Prefix, after, func(id, v []byte) bool {
-			if len(page.Items) == limit {
-				page.NextCursor = core.EncodeItemCursor(string(last))
-				return false
+		p := []byte(core.NamespacePrefixID(prefix))
+		start := p
+		if after > string(p) {
+			start = append([]byte(after), 0)
+		}
+		c := b.Cursor()
+		for k, v := c.Seek(start); k != nil && bytes.HasPrefix(k, p) && len(out) < n; k, v = c.Next() {
+			it, err := decodeItem(k, v)
+			if err != nil {
+				return err
 			}
-			var it core.Item
-			if it, err = decodeItem(id, v); err != nil {
-				return false
-			}
-			page.Items = append(page.Items, it)
-			last = id
-			return true
-		})
-		return err
+			out = append(out, it)
+		}
+		return nil
 	})
-	return page, err
+	return out, err
 }
 
-func (x *items) Search(ctx context.Context, req core.SearchItemsRequest) ([]core.Item, error) {
-	const op = "search items"
-	if err := req.Validate(); err != nil {
-		return nil, itemErr(op, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, itemErr(op, err)
-	}
-	var all []core.Item
-	err := x.s.view(ctx, op, func(tx *bolt.Tx) error {
-		all = all[:0]
-		var err error
-		scanItems(tx, req.Prefix, "", func(id, v []byte) bool {
-			var it core.Item
-			if it, err = decodeItem(id, v); err != nil {
-				return false
-			}
-			all = append(all, it)
-			return len(all) < core.MaxItemSearchScan
-		})
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	out, err := retrieval.SearchItems(ctx, x.s.scorer, req, all)
-	if err != nil {
-		return nil, itemErr(op, err)
-	}
-	return out, nil
-}
-
-func (x *items) Delete(ctx context.Context, ns core.Namespace, key string) (core.Item, bool, error) {
-	const op = "delete item"
-	if err := ns.Validate(); err != nil {
-		return core.Item{}, false, itemErr(op, err)
-	}
-	if err := core.ValidateItemKey(key); err != nil {
-		return core.Item{}, false, itemErr(op, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return core.Item{}, false, itemErr(op, err)
-	}
+func (x *items) DeleteItem(ctx context.Context, ns core.Namespace, key string) (core.Item, bool, error) {
 	id := []byte(core.ItemID(ns, key))
 	var it core.Item
 	var ok bool
-	err := x.s.update(ctx, op, func(tx *bolt.Tx) error {
+	err := x.s.update(ctx, "delete item", func(tx *bolt.Tx) error {
 		ok = false
 		b := tx.Bucket(bItems)
 		if b == nil {
@@ -268,17 +187,10 @@ func (x *items) Delete(ctx context.Context, ns core.Namespace, key string) (core
 	return it, ok, err
 }
 
-func (x *items) Clear(ctx context.Context, prefix core.Namespace) (int, error) {
-	const op = "clear items"
-	if err := prefix.Validate(); err != nil {
-		return 0, itemErr(op, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return 0, itemErr(op, err)
-	}
+func (x *items) ClearItems(ctx context.Context, prefix core.Namespace) (int, error) {
 	p := []byte(core.NamespacePrefixID(prefix))
 	var n int
-	err := x.s.update(ctx, op, func(tx *bolt.Tx) error {
+	err := x.s.update(ctx, "clear items", func(tx *bolt.Tx) error {
 		n = 0
 		for _, name := range [][]byte{bItems, bItemCount} {
 			b := tx.Bucket(name)
@@ -303,5 +215,3 @@ func (x *items) Clear(ctx context.Context, prefix core.Namespace) (int, error) {
 	})
 	return n, err
 }
-
-func itemErr(op string, err error) error { return fmt.Errorf("embedded: %s: %w", op, err) }

@@ -12,7 +12,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/memex-dev/memex/core"
-	"github.com/memex-dev/memex/retrieval"
 )
 
 // The namespaced store (core.ItemStore, docs/SCOPES.md). The items of a
@@ -31,14 +30,24 @@ import (
 
 // Items returns the store's namespaced store, on the same client and
 // prefix.
-func (s *Store) Items() core.ItemStore { return &items{s: s} }
+func (s *Store) Items() core.ItemStore {
+	x := &items{s: s}
+	x.ItemStore = core.NewItemStore(x, s.scorer, s.cfg.clock)
+	return x
+}
 
 var (
 	_ core.ItemsProvider = (*Store)(nil)
-	_ core.ItemStore     = (*items)(nil)
+	_ core.ItemBackend   = (*items)(nil)
 )
 
-type items struct{ s *Store }
+// items is the persistence of the namespaced store (each write one Lua
+// script) and, embedded, the core.ItemStore built on it, so that what
+// Items returns also names the keys.
+type items struct {
+	core.ItemStore
+	s *Store
+}
 
 // tagOf is the tag (raw) of a namespace or of the namespace of an ItemID.
 func tagOf(ns core.Namespace) string { return core.NamespacePrefixID(ns[:min(2, len(ns))]) }
@@ -114,7 +123,9 @@ func decodeItem(id, v string) (core.Item, error) {
 	}, nil
 }
 
-func (x *items) err(ctx context.Context, op string, err error) error {
+// ItemError keeps the errors of a request (ErrInvalid, a quota) as they
+// are and makes the others ErrUnavailable (Store.wrap).
+func (x *items) ItemError(ctx context.Context, op string, err error) error {
 	var qe *core.QuotaError
 	if errors.Is(err, core.ErrInvalid) || errors.As(err, &qe) {
 		return fmt.Errorf("redis: %s: %w", op, err)
@@ -122,66 +133,49 @@ func (x *items) err(ctx context.Context, op string, err error) error {
 	return x.s.wrap(ctx, op, err)
 }
 
-func (x *items) Put(ctx context.Context, req core.PutRequest) (core.PutResult, error) {
+// PutItem checks the count of the namespace in the write's script.
+func (x *items) PutItem(ctx context.Context, it core.Item, maxEntries int) (*core.Item, error) {
 	const op = "put item"
-	if err := req.Validate(); err != nil {
-		return core.PutResult{}, x.err(ctx, op, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return core.PutResult{}, x.err(ctx, op, err)
-	}
-	tag := tagOf(req.Namespace)
+	tag := tagOf(it.Namespace)
 	if err := x.s.rdb.ZAdd(ctx, x.tags(), redis.Z{Member: tag}).Err(); err != nil {
-		return core.PutResult{}, x.err(ctx, op, err)
+		return nil, x.ItemError(ctx, op, err)
 	}
-	id := core.ItemID(req.Namespace, req.Key)
-	now := x.s.cfg.clock().UTC()
-	c, u := encodeItemTimes(now, now)
-	nsID := core.NamespacePrefixID(req.Namespace)
+	id := core.ItemID(it.Namespace, it.Key)
+	c, u := encodeItemTimes(it.CreatedAt, it.UpdatedAt)
+	nsID := core.NamespacePrefixID(it.Namespace)
 	v, err := putItemScript.Run(ctx, x.s.rdb, []string{x.z(tag), x.h(tag)},
-		id, c, append(u, req.Value...), req.MaxEntries, "["+nsID+"\x01", "("+nsID+"\x02").Result()
+		id, c, append(u, it.Value...), maxEntries, "["+nsID+"\x01", "("+nsID+"\x02").Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return core.PutResult{}, x.err(ctx, op, err)
+		return nil, x.ItemError(ctx, op, err)
 	}
-	it := core.Item{Namespace: req.Namespace, Key: req.Key, Value: req.Value, CreatedAt: now, UpdatedAt: now}
-	var res core.PutResult
 	switch old := v.(type) {
 	case int64:
 		if old == -1 {
-			return core.PutResult{}, x.err(ctx, op, &core.QuotaError{Limit: "entries per namespace", Max: req.MaxEntries})
+			return nil, x.ItemError(ctx, op, core.NamespaceFull(maxEntries))
 		}
 	case string:
 		prev, err := decodeItem(id, old)
 		if err != nil {
-			return core.PutResult{}, x.err(ctx, op, err)
+			return nil, x.ItemError(ctx, op, err)
 		}
-		res.Previous = &prev
-		it.CreatedAt = prev.CreatedAt
+		return &prev, nil
 	}
-	res.Item = it
-	return res, nil
+	return nil, nil
 }
 
-func (x *items) Get(ctx context.Context, ns core.Namespace, key string) (core.Item, bool, error) {
+func (x *items) GetItem(ctx context.Context, ns core.Namespace, key string) (core.Item, bool, error) {
 	const op = "get item"
-	if err := ns.Validate(); err != nil {
-		return core.Item{}, false, x.err(ctx, op, err)
-	}
-	if err := core.ValidateItemKey(key); err != nil {
-		return core.Item{}, false, x.err(ctx, op, err)
-	}
-	tag := tagOf(ns)
 	id := core.ItemID(ns, key)
-	v, err := x.s.rdb.HGet(ctx, x.h(tag), id).Result()
+	v, err := x.s.rdb.HGet(ctx, x.h(tagOf(ns)), id).Result()
 	if errors.Is(err, redis.Nil) {
 		return core.Item{}, false, nil
 	}
 	if err != nil {
-		return core.Item{}, false, x.err(ctx, op, err)
+		return core.Item{}, false, x.ItemError(ctx, op, err)
 	}
 	it, err := decodeItem(id, v)
 	if err != nil {
-		return core.Item{}, false, x.err(ctx, op, err)
+		return core.Item{}, false, x.ItemError(ctx, op, err)
 	}
 	return it, true, nil
 }
@@ -202,107 +196,56 @@ func (x *items) prefixTags(ctx context.Context, prefix core.Namespace, after str
 	return x.s.rdb.ZRangeByLex(ctx, x.tags(), &redis.ZRangeBy{Min: start, Max: "(" + p + "\xff"}).Result()
 }
 
-// scan reads up to limit items under prefix after the id after, in order,
-// and reports whether more follow.
-func (x *items) scan(ctx context.Context, prefix core.Namespace, after string, limit int) ([]core.Item, bool, error) {
+// ScanItems reads the tags in order, each by ranges of at most
+// core.MaxItemListSize+1 ids and one HMGET of their entries.
+func (x *items) ScanItems(ctx context.Context, prefix core.Namespace, after string, n int) ([]core.Item, error) {
+	const op = "scan items"
 	p := core.NamespacePrefixID(prefix)
 	tags, err := x.prefixTags(ctx, prefix, after)
 	if err != nil {
-		return nil, false, err
+		return nil, x.ItemError(ctx, op, err)
 	}
-	out := []core.Item{}
+	var out []core.Item
 	for _, tag := range tags {
-		min := "[" + p
+		from := "[" + p
 		if after != "" && after >= p {
-			min = "(" + after
+			from = "(" + after
 		}
-		ids, err := x.s.rdb.ZRangeByLex(ctx, x.z(tag), &redis.ZRangeBy{Min: min, Max: "(" + p + "\xff", Count: int64(limit + 1 - len(out))}).Result()
-		if err != nil {
-			return nil, false, err
-		}
-		if len(ids) == 0 {
-			continue
-		}
-		vals, err := x.s.rdb.HMGet(ctx, x.h(tag), ids...).Result()
-		if err != nil {
-			return nil, false, err
-		}
-		for i, v := range vals {
-			s, ok := v.(string)
-			if !ok {
-				continue // removed between the two reads
-			}
-			it, err := decodeItem(ids[i], s)
+		for len(out) < n {
+			count := min(n-len(out), core.MaxItemListSize+1)
+			ids, err := x.s.rdb.ZRangeByLex(ctx, x.z(tag), &redis.ZRangeBy{Min: from, Max: "(" + p + "\xff", Count: int64(count)}).Result()
 			if err != nil {
-				return nil, false, err
+				return nil, x.ItemError(ctx, op, err)
 			}
-			out = append(out, it)
+			if len(ids) == 0 {
+				break
+			}
+			vals, err := x.s.rdb.HMGet(ctx, x.h(tag), ids...).Result()
+			if err != nil {
+				return nil, x.ItemError(ctx, op, err)
+			}
+			for i, v := range vals {
+				s, ok := v.(string)
+				if !ok {
+					continue // removed between the two reads
+				}
+				it, err := decodeItem(ids[i], s)
+				if err != nil {
+					return nil, x.ItemError(ctx, op, err)
+				}
+				out = append(out, it)
+			}
+			if len(ids) < count {
+				break
+			}
+			from = "(" + ids[len(ids)-1]
 		}
-		if len(out) > limit {
-			return out[:limit], true, nil
-		}
-	}
-	return out, false, nil
-}
-
-func (x *items) List(ctx context.Context, req core.ListItemsRequest) (core.ItemPage, error) {
-	const op = "list items"
-	if err := req.Validate(); err != nil {
-		return core.ItemPage{}, x.err(ctx, op, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return core.ItemPage{}, x.err(ctx, op, err)
-	}
-	after, _ := core.DecodeItemCursor(req.Cursor)
-	got, more, err := x.scan(ctx, req.Prefix, after, core.ItemListLimit(req.Limit))
-	if err != nil {
-		return core.ItemPage{}, x.err(ctx, op, err)
-	}
-	page := core.ItemPage{Items: got}
-	if more && len(got) > 0 {
-		last := got[len(got)-1]
-		page.NextCursor = core.EncodeItemCursor(core.ItemID(last.Namespace, last.Key))
-	}
-	return page, nil
-}
-
-func (x *items) Search(ctx context.Context, req core.SearchItemsRequest) ([]core.Item, error) {
-	const op = "search items"
-	if err := req.Validate(); err != nil {
-		return nil, x.err(ctx, op, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, x.err(ctx, op, err)
-	}
-	var all []core.Item
-	after := ""
-	for len(all) < core.MaxItemSearchScan {
-		got, more, err := x.scan(ctx, req.Prefix, after, min(core.MaxItemListSize, core.MaxItemSearchScan-len(all)))
-		if err != nil {
-			return nil, x.err(ctx, op, err)
-		}
-		all = append(all, got...)
-		if !more || len(got) == 0 {
-			break
-		}
-		last := got[len(got)-1]
-		after = core.ItemID(last.Namespace, last.Key)
-	}
-	out, err := retrieval.SearchItems(ctx, x.s.scorer, req, all)
-	if err != nil {
-		return nil, x.err(ctx, op, err)
 	}
 	return out, nil
 }
 
-func (x *items) Delete(ctx context.Context, ns core.Namespace, key string) (core.Item, bool, error) {
+func (x *items) DeleteItem(ctx context.Context, ns core.Namespace, key string) (core.Item, bool, error) {
 	const op = "delete item"
-	if err := ns.Validate(); err != nil {
-		return core.Item{}, false, x.err(ctx, op, err)
-	}
-	if err := core.ValidateItemKey(key); err != nil {
-		return core.Item{}, false, x.err(ctx, op, err)
-	}
 	tag := tagOf(ns)
 	id := core.ItemID(ns, key)
 	v, err := deleteItemScript.Run(ctx, x.s.rdb, []string{x.z(tag), x.h(tag)}, id).Result()
@@ -310,7 +253,7 @@ func (x *items) Delete(ctx context.Context, ns core.Namespace, key string) (core
 		return core.Item{}, false, nil
 	}
 	if err != nil {
-		return core.Item{}, false, x.err(ctx, op, err)
+		return core.Item{}, false, x.ItemError(ctx, op, err)
 	}
 	old, ok := v.(string)
 	if !ok {
@@ -318,24 +261,18 @@ func (x *items) Delete(ctx context.Context, ns core.Namespace, key string) (core
 	}
 	it, err := decodeItem(id, old)
 	if err != nil {
-		return core.Item{}, false, x.err(ctx, op, err)
+		return core.Item{}, false, x.ItemError(ctx, op, err)
 	}
 	return it, true, nil
 }
 
-// Clear removes the items under prefix: atomically when the prefix has two
-// segments or more (one tag), else tag by tag.
-func (x *items) Clear(ctx context.Context, prefix core.Namespace) (int, error) {
+// ClearItems removes the items under prefix: atomically when the prefix
+// has two segments or more (one tag), else tag by tag.
+func (x *items) ClearItems(ctx context.Context, prefix core.Namespace) (int, error) {
 	const op = "clear items"
-	if err := prefix.Validate(); err != nil {
-		return 0, x.err(ctx, op, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return 0, x.err(ctx, op, err)
-	}
 	tags, err := x.prefixTags(ctx, prefix, "")
 	if err != nil {
-		return 0, x.err(ctx, op, err)
+		return 0, x.ItemError(ctx, op, err)
 	}
 	p := core.NamespacePrefixID(prefix)
 	n := 0
@@ -345,7 +282,7 @@ func (x *items) Clear(ctx context.Context, prefix core.Namespace) (int, error) {
 		}
 		k, err := clearItemsScript.Run(ctx, x.s.rdb, []string{x.z(tag), x.h(tag)}, "["+p, "("+p+"\xff").Int()
 		if err != nil {
-			return n, x.err(ctx, op, err)
+			return n, x.ItemError(ctx, op, err)
 		}
 		n += k
 	}
