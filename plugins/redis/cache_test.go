@@ -84,21 +84,24 @@ func TestIndexCacheSeesOtherWriters(t *testing.T) {
 	}
 }
 
-// TestIndexCacheBound: past its bound the cache empties instead of growing.
+// TestIndexCacheBound: past its bound the cache drops what is not used
+// instead of growing.
 func TestIndexCacheBound(t *testing.T) {
 	c := newIndexCache(1000)
 	for i := range 100 {
 		c.putPostings("p", "v1", ownScope, map[string]*plist{string(rune('a'+i%26)) + string(rune('a'+i/26)): {docs: make([]uint32, 10), post: make([]uint64, 10)}})
-		if c.bytes > c.max {
-			t.Fatalf("cache holds %d bytes, bound %d", c.bytes, c.max)
+		if size := c.entries.bytes + c.entries.oldBytes; size > c.entries.max {
+			t.Fatalf("cache holds %d bytes, bound %d", size, c.entries.max)
 		}
 	}
 	if newIndexCache(0) != nil {
 		t.Error("a zero bound should disable the cache")
 	}
 	var off *indexCache
-	got := map[string]*plist{}
-	if iv, missing := off.postings("p", ownScope, []string{"a"}, got); iv != "" || len(missing) != 1 || len(got) != 0 || off.ivOf("p") != "" {
+	if got := off.postings("p", ownScope, []string{"a"}); len(got) != 0 {
+		t.Error("a nil cache answered")
+	}
+	if missing := off.values(kindLens, "p", "v1", []uint64{1}, map[uint64]string{}); len(missing) != 1 {
 		t.Error("a nil cache answered")
 	}
 }
@@ -118,8 +121,8 @@ func TestHeadMemoBound(t *testing.T) {
 		if out[0] == nil {
 			t.Fatalf("after %d puts: a hot head was dropped", i)
 		}
-		if size := m.bytes + int64(len(m.old))*int64(headSize(headKey{"p", "0"}, head("0"))); size > m.max+2000 {
-			t.Fatalf("memo holds ~%d bytes, bound %d", size, m.max)
+		if size := m.heads.bytes + m.heads.oldBytes; size > m.heads.max+2000 {
+			t.Fatalf("memo holds ~%d bytes, bound %d", size, m.heads.max)
 		}
 	}
 	out := make([]*stored, 2)

@@ -19,17 +19,13 @@ import "sync"
 //     restarted from an older snapshot, a promoted replica that missed
 //     writes) starts a new generation: nothing of the owner is current.
 //
-// Two generations bound the heads: when the current one holds max/2 bytes
-// it becomes the old one and the old one is dropped; a hit in the old one
-// moves to the current one. The heads are shared: callers only read them.
+// The heads are bounded by bytes (genMap) and shared: callers only read
+// them.
 type headMemo struct {
-	max int64
-
-	mu       sync.Mutex
-	bytes    int64
-	cur, old map[headKey]memoEntry
-	owners   map[string]*ownerMemo
-	gens     uint64 // generations handed out (0 is none)
+	mu     sync.Mutex
+	heads  genMap[headKey, memoEntry]
+	owners map[string]*ownerMemo
+	gens   uint64 // generations handed out (0 is none)
 }
 
 type headKey struct{ owner, id string }
@@ -54,18 +50,13 @@ func newHeadMemo(max int64) *headMemo {
 	if max <= 0 {
 		return nil
 	}
-	return &headMemo{max: max, cur: map[headKey]memoEntry{}, owners: map[string]*ownerMemo{}}
+	return &headMemo{heads: newGenMap(max, headSize), owners: map[string]*ownerMemo{}}
 }
 
-// headSize is a head's approximate memory: its value and decoded fields.
-func headSize(k headKey, st *stored) int64 {
-	return int64(len(k.owner) + len(k.id) + len(st.raw) + 400)
-}
-
-// entrySize is an entry's approximate memory: the head, and the whole
-// record when decoded (its text again, and its fields).
-func entrySize(k headKey, e memoEntry) int64 {
-	n := headSize(k, e.st)
+// headSize is an entry's approximate memory: its value and decoded fields,
+// and the whole record when decoded (its text again, and its fields).
+func headSize(k headKey, e memoEntry) int64 {
+	n := int64(len(k.owner) + len(k.id) + len(e.st.raw) + 400)
 	if e.full != nil {
 		n += int64(len(e.st.raw) + 400)
 	}
@@ -111,13 +102,9 @@ func (m *headMemo) advance(owner, from, to string, ids []string, restart bool) {
 			restart = true
 		default:
 			k := headKey{owner, id}
-			if e, ok := m.cur[k]; ok && e.gen != 0 {
+			if e, ok := m.heads.get(k); ok && e.gen != 0 {
 				e.gen = 0
-				m.cur[k] = e
-			}
-			if e, ok := m.old[k]; ok && e.gen != 0 {
-				e.gen = 0
-				m.old[k] = e
+				m.heads.put(k, e)
 			}
 		}
 	}
@@ -144,7 +131,7 @@ func (m *headMemo) current(owners, ids, hvs []string, out []*stored) {
 		if ow == nil || ow.hv != hvs[i] || ow.gen == 0 {
 			continue
 		}
-		if e, ok := m.lookupLocked(headKey{owners[i], id}); ok && e.gen == ow.gen {
+		if e, ok := m.heads.get(headKey{owners[i], id}); ok && e.gen == ow.gen {
 			out[i] = e.st
 		}
 	}
@@ -162,23 +149,10 @@ func (m *headMemo) get(owners, ids, raws []string, out []*stored) {
 		if raw == "" {
 			continue
 		}
-		if e, ok := m.lookupLocked(headKey{owners[i], ids[i]}); ok && e.st.raw == raw {
+		if e, ok := m.heads.get(headKey{owners[i], ids[i]}); ok && e.st.raw == raw {
 			out[i] = e.st
 		}
 	}
-}
-
-// lookupLocked finds k in either generation, moving a hit in the old one
-// to the current one.
-func (m *headMemo) lookupLocked(k headKey) (memoEntry, bool) {
-	if e, ok := m.cur[k]; ok {
-		return e, true
-	}
-	e, ok := m.old[k]
-	if ok {
-		m.putLocked(k, e)
-	}
-	return e, ok
 }
 
 // put remembers the heads of sts (nil entries skipped), each read from
@@ -196,13 +170,13 @@ func (m *headMemo) put(sts []*stored, hvs map[string]string) {
 		}
 		k := headKey{st.project, st.ID}
 		e := memoEntry{st: st}
-		if prev, ok := m.cur[k]; ok && prev.st.raw == st.raw {
+		if prev, ok := m.heads.get(k); ok && prev.st.raw == st.raw {
 			e.full = prev.full
 		}
 		if ow := m.owners[st.project]; ow != nil && ow.hv != "" && ow.hv == hvs[st.project] {
 			e.gen = ow.gen
 		}
-		m.putLocked(k, e)
+		m.heads.put(k, e)
 	}
 }
 
@@ -214,7 +188,7 @@ func (m *headMemo) full(head *stored) *stored {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if e, ok := m.lookupLocked(headKey{head.project, head.ID}); ok && e.st.raw == head.raw {
+	if e, ok := m.heads.get(headKey{head.project, head.ID}); ok && e.st.raw == head.raw {
 		return e.full
 	}
 	return nil
@@ -229,20 +203,9 @@ func (m *headMemo) putFull(head, full *stored) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := headKey{head.project, head.ID}
-	if e, ok := m.cur[k]; ok && e.st.raw == head.raw && e.full == nil {
+	if e, ok := m.heads.get(k); ok && e.st.raw == head.raw && e.full == nil {
 		e.full = full
-		m.putLocked(k, e)
-	}
-}
-
-func (m *headMemo) putLocked(k headKey, e memoEntry) {
-	if prev, ok := m.cur[k]; ok {
-		m.bytes -= entrySize(k, prev)
-	}
-	m.cur[k] = e
-	m.bytes += entrySize(k, e)
-	if m.bytes > m.max/2 {
-		m.old, m.cur, m.bytes = m.cur, map[headKey]memoEntry{}, 0
+		m.heads.put(k, e)
 	}
 }
 

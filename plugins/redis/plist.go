@@ -110,13 +110,17 @@ func setPosting(p *retrieval.Posting, doc, v uint64) {
 
 // withLens returns a copy of l with the field lengths of its documents
 // attached, taken from the owner's lens buckets by number ("" or missing:
-// not stored, zero lengths, as lensOf reads them).
-func (l *plist) withLens(buckets []string) *plist {
+// not stored, zero lengths, as lensOf reads them): one lookup per bucket,
+// the documents being in order.
+func (l *plist) withLens(buckets map[uint64]string) *plist {
 	out := &plist{docs: l.docs, post: make([]uint64, len(l.post)), lens: true}
 	out.buildBits()
-	lc := newLensCursor(buckets)
+	cur, bucket := ^uint32(0), ""
 	for i, d := range l.docs {
-		out.post[i] = packPost(tfOf(l.post[i]), lensOf(lc.bucketOf(d), uint64(d)))
+		if n := d / lensBucket; n != cur {
+			cur, bucket = n, buckets[uint64(n)]
+		}
+		out.post[i] = packPost(tfOf(l.post[i]), lensOf(bucket, uint64(d)))
 	}
 	return out
 }

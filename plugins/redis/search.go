@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -23,64 +22,20 @@ func (s *Store) loadHits(ctx context.Context, src *source, hits []retrieval.Hit,
 		return nil, nil
 	}
 	// doc id → qa_id: from the cache, else one pipeline.
-	entries := make([]string, len(hits))
-	known := make([]bool, len(hits))
 	owners := make([]string, len(hits))
-	ivs := make([]string, len(hits))
 	docs := make([]uint64, len(hits))
+	want := map[string][]uint64{}
 	for i, h := range hits {
-		owners[i] = src.scopes[h.Doc>>32].owner
-		ivs[i] = src.iv[owners[i]]
-		docs[i] = h.Doc & (1<<32 - 1)
+		owners[i], docs[i] = src.scopes[h.Doc>>32].owner, h.Doc&(1<<32-1)
+		want[owners[i]] = append(want[owners[i]], docs[i])
 	}
-	s.cache.docs(owners, ivs, docs, entries, known)
-	ivEnd := map[string]*redis.StringCmd{}
-	pipe := s.rdb.Pipeline()
-	idCmds := make([]*redis.StringCmd, len(hits))
-	queued := false
-	for i := range hits {
-		if known[i] {
-			continue
-		}
-		owner, doc := owners[i], docs[i]
-		idCmds[i] = pipe.HGet(ctx, s.k.docs(owner, doc), strconv.FormatUint(doc, 10))
-		queued = true
-		if _, ok := ivEnd[owner]; !ok && src.iv[owner] != "" {
-			ivEnd[owner] = nil // queued after the reads
-		}
-	}
-	for owner := range ivEnd {
-		ivEnd[owner] = s.queueIV(ctx, pipe, owner)
-	}
-	if queued {
-		if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
-			return nil, err
-		}
-		got := map[string]map[uint64]string{}
-		for i, h := range hits {
-			if idCmds[i] == nil {
-				continue
-			}
-			v, err := idCmds[i].Result()
-			if err != nil && !errors.Is(err, redis.Nil) {
-				return nil, err
-			}
-			entries[i], known[i] = v, true
-			owner := src.scopes[h.Doc>>32].owner
-			if got[owner] == nil {
-				got[owner] = map[uint64]string{}
-			}
-			got[owner][h.Doc&(1<<32-1)] = v
-		}
-		for owner, ds := range got {
-			s.cache.putDocs(owner, stableIV(src.iv[owner], ivEnd[owner]), ds)
-		}
+	entries, _, err := s.readValues(ctx, kindDoc, src.iv, want)
+	if err != nil {
+		return nil, err
 	}
 	qaIDs := make([]string, len(hits))
 	for i := range hits {
-		if known[i] && entries[i] != "" {
-			qaIDs[i], _ = docEntry(entries[i])
-		}
+		qaIDs[i], _ = docEntry(entries[owners[i]][docs[i]])
 	}
 	out := make([]*stored, len(hits))
 	if headOnly {
@@ -117,7 +72,7 @@ func (s *Store) loadHits(ctx context.Context, src *source, hits []retrieval.Hit,
 		return out, nil
 	}
 	raws := make([]string, len(hits))
-	pipe = s.rdb.Pipeline()
+	pipe := s.rdb.Pipeline()
 	for _, g := range byOwner {
 		g.cmd = pipe.MGet(ctx, g.keys...)
 		if headOnly {

@@ -29,8 +29,8 @@ type scope struct {
 type source struct {
 	scopes []*scope
 	// lens holds the lens buckets of the documents in the postings, per
-	// owner, indexed by bucket number ("" where not read).
-	lens map[string][]string
+	// owner, by bucket number.
+	lens map[string]map[uint64]string
 	// iv is each owner's index version (indexCache).
 	iv map[string]string
 	// hv is each owner's record version (headMemo): read with the stats,
@@ -94,32 +94,6 @@ func (src *source) list(sc *scope, term string) *plist {
 		sc.lists[term] = l
 	}
 	return l
-}
-
-// lensCursor finds the lens buckets of a doc-ordered list's documents
-// among their owner's: one lookup per bucket change.
-type lensCursor struct {
-	lens   []string // the owner's buckets by number ("" not read)
-	cur    uint32   // the bucket number of bucket
-	bucket string
-}
-
-func newLensCursor(lens []string) lensCursor { return lensCursor{lens: lens, cur: ^uint32(0)} }
-
-// bucketOf returns doc d's lens bucket ("" when not read), for lensOf. (It
-// runs once per posting: small enough to inline, with lensOf.)
-func (c *lensCursor) bucketOf(d uint32) string {
-	if d/lensBucket != c.cur {
-		c.seek(d / lensBucket)
-	}
-	return c.bucket
-}
-
-func (c *lensCursor) seek(n uint32) {
-	c.cur, c.bucket = n, ""
-	if int(n) < len(c.lens) {
-		c.bucket = c.lens[n]
-	}
 }
 
 // TermFreqs implements retrieval.TermFreqReader over the fetched postings:
@@ -271,22 +245,26 @@ type scopeCmds struct {
 	// asked for; terms are the query's, to read if that changed.
 	empty  bool
 	terms  []string
-	guess  string            // the cached version the cached lists are of
-	cached map[string]*plist // term → list taken from the cache
+	cached map[string]cacheEntry // term → list taken from the cache
 	stats  *redis.SliceCmd
 	tc     *termCmds
 	ivEnd  *redis.StringCmd // the version again, after the lists
 }
 
 func (s *Store) queueScope(ctx context.Context, pipe redis.Pipeliner, sc *scope, terms []string) *scopeCmds {
-	c := &scopeCmds{sc: sc, cached: make(map[string]*plist, len(terms))}
+	c := &scopeCmds{sc: sc}
 	c.stats = pipe.HMGet(ctx, s.k.stats(sc.owner), "n:"+sc.name, "q:"+sc.name, "a:"+sc.name, "iv", "hv")
 	if s.cache.isEmpty(sc.owner) {
 		c.empty, c.terms, c.tc = true, terms, &termCmds{}
 		return c
 	}
+	c.cached = s.cache.postings(sc.owner, sc.name, terms)
 	var fetch []string
-	c.guess, fetch = s.cache.postings(sc.owner, sc.name, terms, c.cached)
+	for _, t := range terms {
+		if _, ok := c.cached[t]; !ok {
+			fetch = append(fetch, t)
+		}
+	}
 	c.tc = s.queueTerms(ctx, pipe, sc, fetch)
 	if len(fetch) > 0 {
 		// (Without lists to read, the stats and the version come from
@@ -364,13 +342,14 @@ func (s *Store) fill(c *scopeCmds) (stale []string, err error) {
 	}
 	sc.lists = make(map[string]*plist, len(read)+len(c.cached))
 	s.setLists(sc, read)
-	if iv != "" && iv == c.guess {
-		// The cached lists are exactly version iv's, and the lists just
+	for t, e := range c.cached {
+		// A list cached at version iv is exactly iv's, and the lists just
 		// read are iv's or newer: together no older than iv.
-		s.setLists(sc, c.cached)
-	} else {
-		for t := range c.cached {
+		switch {
+		case iv == "" || e.iv != iv:
 			stale = append(stale, t)
+		case e.list != nil:
+			sc.lists[t] = e.list
 		}
 	}
 	s.cache.putPostings(sc.owner, sc.iv, sc.name, read)
@@ -484,75 +463,30 @@ func (s *Store) newSource(ctx context.Context, project, query string, ownOnly bo
 // (lists from the index cache usually have), attaches them, and caches the
 // lists so completed at the version they and the buckets are of.
 func (s *Store) fetchLens(ctx context.Context, src *source) error {
-	need := map[string][]bool{} // owner → bucket numbers needed
+	need := map[string]map[uint64]bool{} // owner → bucket numbers needed
 	for _, sc := range src.scopes {
 		for _, l := range sc.lists {
-			if len(l.buckets) == 0 || l.lens {
+			if l.lens {
 				continue
 			}
-			nb := need[sc.owner]
-			if top := int(l.buckets[len(l.buckets)-1]); top >= len(nb) {
-				nb = append(nb, make([]bool, top+1-len(nb))...)
-				need[sc.owner] = nb
-			}
 			for _, n := range l.buckets {
-				nb[n] = true
+				if need[sc.owner] == nil {
+					need[sc.owner] = map[uint64]bool{}
+				}
+				need[sc.owner][uint64(n)] = true
 			}
 		}
 	}
-	src.lens = map[string][]string{}
-	if len(need) == 0 {
-		return nil
-	}
-	type read struct {
-		owner string
-		n     uint64
-		cmd   *redis.StringCmd
-	}
-	var reads []read
-	pipe := s.rdb.Pipeline()
-	ivEnd := map[string]*redis.StringCmd{}
-	lensIV := map[string]string{} // owner → the version its buckets are of ("" unknown)
-	for owner, nb := range need {
-		src.lens[owner] = make([]string, len(nb))
-		var want []uint64
-		for n, ok := range nb {
-			if ok {
-				want = append(want, uint64(n))
-			}
-		}
-		missing := s.cache.lensBuckets(owner, src.iv[owner], want, src.lens[owner])
-		for _, n := range missing {
-			reads = append(reads, read{owner, n, pipe.Get(ctx, s.k.lens(owner, n*lensBucket))})
-		}
-		lensIV[owner] = src.iv[owner]
-		if len(missing) > 0 && src.iv[owner] != "" {
-			ivEnd[owner] = s.queueIV(ctx, pipe, owner)
+	want := make(map[string][]uint64, len(need))
+	for owner, ns := range need {
+		for n := range ns {
+			want[owner] = append(want[owner], n)
 		}
 	}
-	if len(reads) > 0 {
-		if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
-			return err
-		}
-		got := map[string]map[uint64]string{}
-		for _, r := range reads {
-			v, err := r.cmd.Result()
-			if errors.Is(err, redis.Nil) {
-				v, err = "", nil
-			}
-			if err != nil {
-				return err
-			}
-			src.lens[r.owner][r.n] = v
-			if got[r.owner] == nil {
-				got[r.owner] = map[uint64]string{}
-			}
-			got[r.owner][r.n] = v
-		}
-		for owner, bs := range got {
-			lensIV[owner] = stableIV(src.iv[owner], ivEnd[owner])
-			s.cache.putLens(owner, lensIV[owner], bs)
-		}
+	var lensIV map[string]string // owner → the version its buckets are of ("" unknown)
+	var err error
+	if src.lens, lensIV, err = s.readValues(ctx, kindLens, src.iv, want); err != nil {
+		return err
 	}
 	for _, sc := range src.scopes {
 		var done map[string]*plist
@@ -572,4 +506,56 @@ func (s *Store) fetchLens(ctx context.Context, src *source) error {
 		}
 	}
 	return nil
+}
+
+// readValues reads index values of kind (kindLens: lens buckets, kindDoc:
+// docs entries) of owners by number (want: owner → numbers, distinct):
+// those the index cache holds at the owner's version ivs[owner], the
+// others in one pipeline ("" where there is none), cached at the version
+// they are of. at is, per owner, the version all its values are of ("":
+// unknown).
+func (s *Store) readValues(ctx context.Context, kind byte, ivs map[string]string, want map[string][]uint64) (vals map[string]map[uint64]string, at map[string]string, err error) {
+	vals, at = make(map[string]map[uint64]string, len(want)), make(map[string]string, len(want))
+	type read struct {
+		owner string
+		n     uint64
+		cmd   *redis.StringCmd
+	}
+	var reads []read
+	pipe := s.rdb.Pipeline()
+	ivEnd := map[string]*redis.StringCmd{}
+	for owner, ns := range want {
+		vals[owner], at[owner] = make(map[uint64]string, len(ns)), ivs[owner]
+		missing := s.cache.values(kind, owner, ivs[owner], ns, vals[owner])
+		for _, n := range missing {
+			var cmd *redis.StringCmd
+			if kind == kindLens {
+				cmd = pipe.Get(ctx, s.k.lens(owner, n*lensBucket))
+			} else {
+				cmd = pipe.HGet(ctx, s.k.docs(owner, n), strconv.FormatUint(n, 10))
+			}
+			reads = append(reads, read{owner, n, cmd})
+		}
+		if len(missing) > 0 && ivs[owner] != "" {
+			ivEnd[owner] = s.queueIV(ctx, pipe, owner)
+		}
+	}
+	if len(reads) == 0 {
+		return vals, at, nil
+	}
+	if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, nil, err
+	}
+	for _, r := range reads {
+		v, err := r.cmd.Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, nil, err
+		}
+		vals[r.owner][r.n] = v
+	}
+	for owner, end := range ivEnd {
+		at[owner] = stableIV(ivs[owner], end)
+		s.cache.putValues(kind, owner, at[owner], vals[owner])
+	}
+	return vals, at, nil
 }

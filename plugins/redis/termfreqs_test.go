@@ -29,7 +29,7 @@ func (p postingsOnly) Postings(ctx context.Context, t string, fn func(retrieval.
 // w0..w39 (w0 in most documents, w39 in few), in the Redis codec, and
 // returns the packed lists too (scope index → term → list).
 func randomSource(rng *rand.Rand, docsPerScope int) (*source, []map[string]string) {
-	src := &source{lens: map[string][]string{}}
+	src := &source{lens: map[string]map[uint64]string{}}
 	var packed []map[string]string
 	for si, owner := range []string{"p", "global"} {
 		sc := &scope{owner: owner, name: ownScope, lists: map[string]*plist{}}
@@ -71,8 +71,9 @@ func randomSource(rng *rand.Rand, docsPerScope int) (*source, []map[string]strin
 			sc.lists[t] = decodeList(string(l))
 			packed[si][t] = string(l)
 		}
-		for _, b := range buckets {
-			src.lens[owner] = append(src.lens[owner], string(b))
+		src.lens[owner] = map[uint64]string{}
+		for n, b := range buckets {
+			src.lens[owner][uint64(n)] = string(b)
 		}
 		src.scopes = append(src.scopes, sc)
 	}
