@@ -16,51 +16,99 @@ const StatsAwaiting = 20
 // ExpiringSoon is the window in which a QA's expiry counts as soon.
 const ExpiringSoon = 7 * 24 * time.Hour
 
+// StatsShare is a QA's share of its project's statistics beyond its
+// counts (AddCounts), as one write leaves it: the indexes a store that
+// keeps the statistics write by write files the QA in, each store in its
+// own layout, and takes it out of again when the QA is next written or
+// deleted. The lists of ProjectStats and ExpiringSoon are read from them
+// (StatsEnds, ExpiryBound).
+type StatsShare struct {
+	// Ranked: Top and Worst pick from the QA, by Trust.
+	Ranked bool
+	Trust  float64
+	// Expires: ExpiringSoon counts the QA once ExpireAt is near enough.
+	Expires  bool
+	ExpireAt time.Time
+	// Awaiting: the QA waits for a human (it counts in Quarantined), and
+	// AwaitingReview picks from it, newest CreatedAt first.
+	Awaiting  bool
+	CreatedAt time.Time
+}
+
+// ShareOf is r's share: a QA is live unless deprecated; a live one is
+// ranked by its trust and awaits review when quarantined; one with an
+// expiry is counted by it.
+func ShareOf(r Record) StatsShare {
+	live := r.Status != StatusDeprecated
+	return StatsShare{
+		Ranked: live, Trust: r.TrustScore,
+		Expires: !r.TTLExpireAt.IsZero(), ExpireAt: r.TTLExpireAt,
+		Awaiting: live && r.Quarantined, CreatedAt: r.CreatedAt,
+	}
+}
+
+// ExpiryBound is the latest expiry ExpiringSoon counts at now: those
+// within ExpiringSoon ahead, and the past ones the expiry job has not
+// applied yet.
+func ExpiryBound(now time.Time) time.Time { return now.Add(ExpiringSoon) }
+
+// StatsEnd is how a store reads one list of ProjectStats from an index of
+// shares kept in (key, qa_id) order: the first N entries from the high
+// end of the key (High) or from the low end, with qa_ids ascending within
+// one key (IDAsc) or descending; never more than N, however many share a
+// key. FinishStats orders what it reads.
+type StatsEnd struct {
+	N           int
+	High, IDAsc bool
+}
+
+// StatsEnds are the ends a store reads: Top (the highest trust, qa_ids
+// ascending) and Worst (the lowest, qa_ids descending) from the ranked
+// shares by trust, AwaitingReview (the newest, qa_ids ascending) from the
+// awaiting ones by created_at.
+func StatsEnds() (top, worst, awaiting StatsEnd) {
+	return StatsEnd{StatsTop, true, true}, StatsEnd{StatsTop, false, false}, StatsEnd{StatsAwaiting, true, true}
+}
+
 // StatsBuilder aggregates a project's records into a ProjectStats, the
 // same way in every store: call Add for each record (its computed fields
-// current at now), then Stats.
+// current at now, or as its last write left them), then Stats. It is what
+// the statistics a store keeps write by write equal, and the store's
+// answer while it cannot read them.
 type StatsBuilder struct {
 	out     ProjectStats
-	now     time.Time
-	live    []Record
+	bound   time.Time
+	ranked  []Record
 	waiting []Record
 }
 
 // NewStatsBuilder starts the stats of project at now.
 func NewStatsBuilder(projectID string, now time.Time) *StatsBuilder {
-	return &StatsBuilder{now: now, out: ProjectStats{
-		ProjectID:        projectID,
-		ByStatus:         map[Status]int{},
-		ByLevel:          map[string]int{},
-		TrustHistogram:   make([]int, 10),
-		ValidationsByDay: []DayCount{},
-		Top:              []Record{},
-		Worst:            []Record{},
-		AwaitingReview:   []Record{},
-	}}
+	b := &StatsBuilder{bound: ExpiryBound(now)}
+	b.out.ProjectID = projectID
+	return b
 }
 
 // Add counts one record.
 func (b *StatsBuilder) Add(r Record) {
 	AddCounts(&b.out, r, 1)
-	if ExpiresSoon(r, b.now) {
+	sh := ShareOf(r)
+	if sh.Expires && !sh.ExpireAt.After(b.bound) {
 		b.out.ExpiringSoon++
 	}
-	if StatsLive(r) {
-		b.live = append(b.live, r)
-		if r.Quarantined {
-			b.waiting = append(b.waiting, r)
-		}
+	if sh.Ranked {
+		b.ranked = append(b.ranked, r)
+	}
+	if sh.Awaiting {
+		b.waiting = append(b.waiting, r)
 	}
 }
 
-// StatsLive reports whether r counts among the top, worst and quarantined
-// QAs of ProjectStats: it is not deprecated.
-func StatsLive(r Record) bool { return r.Status != StatusDeprecated }
-
-// ExpiresSoon reports whether r counts in ProjectStats.ExpiringSoon at now.
-func ExpiresSoon(r Record, now time.Time) bool {
-	return !r.TTLExpireAt.IsZero() && r.TTLExpireAt.Sub(now) <= ExpiringSoon
+// Stats returns the aggregate with the use rate, the best and worst
+// ranked QAs, the newest of those awaiting review, and days (validations
+// per day, oldest first).
+func (b *StatsBuilder) Stats(days []DayCount) ProjectStats {
+	return FinishStats(b.out.ProjectID, b.out, b.ranked, b.ranked, b.waiting, b.out.ExpiringSoon, days)
 }
 
 // AddCounts adds sign (1 or -1) times r's share of the counts of
@@ -87,7 +135,7 @@ func AddCounts(o *ProjectStats, r Record, sign int) {
 	if r.Status == StatusStale {
 		o.Stale += sign
 	}
-	if StatsLive(r) && r.Quarantined {
+	if ShareOf(r).Awaiting {
 		o.Quarantined += sign
 	}
 }
@@ -106,8 +154,11 @@ func (o *ProjectStats) initCounts() {
 }
 
 // FinishStats completes counts kept by AddCounts into a ProjectStats: the
-// use rate, and the lists and figures the caller found (top and worst in
-// their orders, awaiting review, expiring soon, validations per day).
+// use rate, and the lists and figures the caller found — top, worst and
+// awaiting holding at least the records of their StatsEnds, in any order
+// (FinishStats sorts them in place; top and worst may be one slice),
+// the count of expiries up to ExpiryBound, and the validations per day,
+// oldest first.
 func FinishStats(projectID string, counts ProjectStats, top, worst, awaiting []Record, expiringSoon int, days []DayCount) ProjectStats {
 	o := counts
 	o.ProjectID = projectID
@@ -117,9 +168,10 @@ func FinishStats(projectID string, counts ProjectStats, top, worst, awaiting []R
 		o.UseRate = float64(o.Used) / float64(o.Shown)
 	}
 	o.ExpiringSoon = expiringSoon
-	o.Top = append([]Record{}, top[:min(StatsTop, len(top))]...)
-	o.Worst = append([]Record{}, worst[:min(StatsTop, len(worst))]...)
-	o.AwaitingReview = append([]Record{}, awaiting[:min(StatsAwaiting, len(awaiting))]...)
+	topEnd, worstEnd, awaitingEnd := StatsEnds()
+	o.Top = firstOf(top, topEnd.N, topOrder)
+	o.Worst = firstOf(worst, worstEnd.N, func(a, b Record) int { return topOrder(b, a) })
+	o.AwaitingReview = firstOf(awaiting, awaitingEnd.N, awaitingOrder)
 	o.ValidationsByDay = days
 	if o.ValidationsByDay == nil {
 		o.ValidationsByDay = []DayCount{}
@@ -127,32 +179,23 @@ func FinishStats(projectID string, counts ProjectStats, top, worst, awaiting []R
 	return o
 }
 
+// firstOf sorts rs by order and returns a copy of its first n.
+func firstOf(rs []Record, n int, order func(a, b Record) int) []Record {
+	slices.SortFunc(rs, order)
+	return append([]Record{}, rs[:min(n, len(rs))]...)
+}
+
 // TrustBucket is the trust histogram's bucket of t: 10 buckets of 0.1.
 func TrustBucket(t float64) int { return min(max(int(t*10), 0), 9) }
 
-// StatsTopOrder orders ProjectStats.Top: trust descending, then qa_id.
-func StatsTopOrder(a, b Record) int {
+// topOrder orders ProjectStats.Top: trust descending, then qa_id; Worst
+// is in the reverse order.
+func topOrder(a, b Record) int {
 	return cmp.Or(cmp.Compare(b.TrustScore, a.TrustScore), cmp.Compare(a.QAID, b.QAID))
 }
 
-// StatsWorstOrder orders ProjectStats.Worst: Top's order reversed.
-func StatsWorstOrder(a, b Record) int { return StatsTopOrder(b, a) }
-
-// StatsAwaitingOrder orders ProjectStats.AwaitingReview: newest first,
-// then qa_id.
-func StatsAwaitingOrder(a, b Record) int {
+// awaitingOrder orders ProjectStats.AwaitingReview: newest first, then
+// qa_id.
+func awaitingOrder(a, b Record) int {
 	return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), cmp.Compare(a.QAID, b.QAID))
-}
-
-// Stats returns the aggregate with the use rate, the best and worst
-// non-deprecated QAs by trust, the newest quarantined QAs waiting for a
-// human, and days (validations per day, oldest first).
-func (b *StatsBuilder) Stats(days []DayCount) ProjectStats {
-	live := slices.Clone(b.live)
-	slices.SortFunc(live, StatsTopOrder)
-	top := slices.Clone(live[:min(StatsTop, len(live))])
-	slices.SortFunc(live, StatsWorstOrder)
-	waiting := slices.Clone(b.waiting)
-	slices.SortFunc(waiting, StatsAwaitingOrder)
-	return FinishStats(b.out.ProjectID, b.out, top, live, waiting, b.out.ExpiringSoon, days)
 }

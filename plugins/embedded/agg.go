@@ -95,18 +95,27 @@ func statsAdd(tx *bolt.Tx, doc uint64, rec core.Record, sign int) error {
 		return nil
 	}
 	agg := tx.Bucket(bAgg)
-	var counts core.ProjectStats
 	key := []byte(rec.ProjectID)
-	if v := agg.Get(key); v != nil {
-		if err := json.Unmarshal(v, &counts); err != nil {
-			return err
-		}
+	counts, err := getCounts(agg, key)
+	if err != nil {
+		return err
 	}
 	core.AddCounts(&counts, rec, sign)
 	if err := putCounts(agg, key, &counts); err != nil {
 		return err
 	}
 	return statsIndex(tx, rec, sign)
+}
+
+// getCounts reads a project's counts (none without QAs).
+func getCounts(agg *bolt.Bucket, key []byte) (core.ProjectStats, error) {
+	var counts core.ProjectStats
+	if v := agg.Get(key); v != nil {
+		if err := json.Unmarshal(v, &counts); err != nil {
+			return core.ProjectStats{}, err
+		}
+	}
+	return counts, nil
 }
 
 // putCounts writes a project's counts (deleting them at zero QAs).
@@ -135,14 +144,14 @@ func statsIndex(tx *bolt.Tx, rec core.Record, sign int) error {
 			return b.Delete(k)
 		}
 	}
-	live := core.StatsLive(rec)
-	if err := set(bByTrust, live, trustBits(rec.TrustScore)); err != nil {
+	sh := core.ShareOf(rec)
+	if err := set(bByTrust, sh.Ranked, trustBits(sh.Trust)); err != nil {
 		return err
 	}
-	if err := set(bByTTL, !rec.TTLExpireAt.IsZero(), unixNS(rec.TTLExpireAt)); err != nil {
+	if err := set(bByTTL, sh.Expires, unixNS(sh.ExpireAt)); err != nil {
 		return err
 	}
-	return set(bWaiting, live && rec.Quarantined, unixNS(rec.CreatedAt))
+	return set(bWaiting, sh.Awaiting, unixNS(sh.CreatedAt))
 }
 
 // statsReplace takes out the share of the entry stored under doc (if any
@@ -202,12 +211,11 @@ func buildStatsStep(tx *bolt.Tx, max int, budget time.Duration) (int, error) {
 		}
 		p := counts[st.Rec.ProjectID]
 		if p == nil {
-			p = &core.ProjectStats{}
-			if v := agg.Get([]byte(st.Rec.ProjectID)); v != nil {
-				if err := json.Unmarshal(v, p); err != nil {
-					return n, err
-				}
+			c, err := getCounts(agg, []byte(st.Rec.ProjectID))
+			if err != nil {
+				return n, err
 			}
+			p = &c
 			counts[st.Rec.ProjectID] = p
 		}
 		core.AddCounts(p, st.Rec, 1)
@@ -248,29 +256,27 @@ func scanStats(ctx context.Context, tx *bolt.Tx, projectID string, now time.Time
 	return sb.Stats(days(tx, projectID)), nil
 }
 
-// readStats is Stats from the kept statistics: the counts, the top and
-// worst live QAs from the trust index, the newest quarantined ones, the
-// count of expiries within core.ExpiringSoon of now, and days.
+// readStats is Stats from the kept statistics: the counts, the ends of
+// the trust and awaiting indexes (core.StatsEnds), the count of expiries
+// up to core.ExpiryBound of now, and days.
 func readStats(tx *bolt.Tx, project string, now time.Time, days []core.DayCount) (core.ProjectStats, error) {
-	var counts core.ProjectStats
-	if v := tx.Bucket(bAgg).Get([]byte(project)); v != nil {
-		if err := json.Unmarshal(v, &counts); err != nil {
-			return core.ProjectStats{}, err
-		}
+	counts, err := getCounts(tx.Bucket(bAgg), []byte(project))
+	if err != nil {
+		return core.ProjectStats{}, err
 	}
 	prefix := append([]byte(project), 0)
-	// ends reads the first n records of an index in the order order sorts
-	// them: groups of one sort key from the highest (high) or the lowest,
-	// within a group qa ids ascending (idAsc) or descending — never more
-	// than n entries, however many QAs share a sort key.
-	ends := func(name []byte, n int, high, idAsc bool, order func(a, b core.Record) int) ([]core.Record, error) {
+	// ends reads the records of an end of an index: groups of one sort
+	// key from the highest or the lowest, within a group qa ids ascending
+	// or descending — never more than e.N entries, however many QAs share
+	// a sort key.
+	ends := func(name []byte, e core.StatsEnd) ([]core.Record, error) {
 		c := tx.Bucket(name).Cursor()
 		groupKey := func(k []byte, delta uint64) []byte {
 			return binary.BigEndian.AppendUint64(slices.Clone(prefix), binary.BigEndian.Uint64(k[len(prefix):])+delta)
 		}
 		in := func(k, p []byte) bool { return k != nil && bytes.HasPrefix(k, p) }
 		var k []byte
-		if high {
+		if e.High {
 			if k, _ = c.Seek(append([]byte(project), 1)); k == nil { // the next project's first key
 				k, _ = c.Last()
 			} else {
@@ -280,17 +286,17 @@ func readStats(tx *bolt.Tx, project string, now time.Time, days []core.DayCount)
 			k, _ = c.Seek(prefix)
 		}
 		var out []core.Record
-		for in(k, prefix) && len(out) < n {
+		for in(k, prefix) && len(out) < e.N {
 			start, next := groupKey(k, 0), groupKey(k, 1)
 			var g []byte
-			if idAsc {
+			if e.IDAsc {
 				g, _ = c.Seek(start)
 			} else if g, _ = c.Seek(next); g == nil {
 				g, _ = c.Last()
 			} else {
 				g, _ = c.Prev()
 			}
-			for ; in(g, start) && len(out) < n; g = step(c, !idAsc) {
+			for ; in(g, start) && len(out) < e.N; g = step(c, !e.IDAsc) {
 				st, err := getStored(tx, string(g[len(start):]))
 				if err != nil {
 					return nil, err
@@ -299,30 +305,30 @@ func readStats(tx *bolt.Tx, project string, now time.Time, days []core.DayCount)
 					out = append(out, st.Rec)
 				}
 			}
-			if high {
+			if e.High {
 				c.Seek(start)
 				k, _ = c.Prev()
 			} else {
 				k, _ = c.Seek(next)
 			}
 		}
-		slices.SortFunc(out, order)
 		return out, nil
 	}
-	top, err := ends(bByTrust, core.StatsTop, true, true, core.StatsTopOrder)
+	topEnd, worstEnd, awaitingEnd := core.StatsEnds()
+	top, err := ends(bByTrust, topEnd)
 	if err != nil {
 		return core.ProjectStats{}, err
 	}
-	worst, err := ends(bByTrust, core.StatsTop, false, false, core.StatsWorstOrder)
+	worst, err := ends(bByTrust, worstEnd)
 	if err != nil {
 		return core.ProjectStats{}, err
 	}
-	waiting, err := ends(bWaiting, core.StatsAwaiting, true, true, core.StatsAwaitingOrder)
+	waiting, err := ends(bWaiting, awaitingEnd)
 	if err != nil {
 		return core.ProjectStats{}, err
 	}
 	soon := 0
-	bound := unixNS(now.Add(core.ExpiringSoon))
+	bound := unixNS(core.ExpiryBound(now))
 	c := tx.Bucket(bByTTL).Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 		if binary.BigEndian.Uint64(k[len(prefix):]) > bound {

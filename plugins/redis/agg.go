@@ -25,11 +25,11 @@ import (
 // the records as of their last write, like the embedded store's.
 
 // shareOf is a QA's share of its project's statistics as one write leaves
-// it: the value of its field in the share hash, which commitScript's
-// "stat" operation reads back to take it out again. Fields, separated by
-// 0x1f: the agg increments (field 0x1e count, …), the trust score (the
-// by-trust set, live QAs), the expiry in ms (the by-expiry set), the
-// created_at in ms (the awaiting set, live quarantined QAs), and the
+// it (core.AddCounts, core.ShareOf): the value of its field in the share
+// hash, which commitScript's "stat" operation reads back to take it out
+// again. Fields, separated by 0x1f: the agg increments (field 0x1e count,
+// …), the trust score (the by-trust set, ranked QAs), the expiry in ms
+// (the by-expiry set), the created_at in ms (the awaiting set), and the
 // fields of the record trust.Model.Fill derives (trust, alpha, beta,
 // freshness, validation level, status, consecutive fails, expiry in ns)
 // so the lists show the records as written.
@@ -45,18 +45,18 @@ func shareOf(rec core.Record) string {
 		b.WriteByte(0x1e)
 		b.WriteString(strconv.FormatInt(f.n, 10))
 	}
+	sh := core.ShareOf(rec)
 	b.WriteByte(0x1f)
-	live := core.StatsLive(rec)
-	if live {
-		b.WriteString(strconv.FormatFloat(rec.TrustScore, 'g', -1, 64))
+	if sh.Ranked {
+		b.WriteString(strconv.FormatFloat(sh.Trust, 'g', -1, 64))
 	}
 	b.WriteByte(0x1f)
-	if !rec.TTLExpireAt.IsZero() {
-		b.WriteString(strconv.FormatInt(ttlMS(rec.TTLExpireAt), 10))
+	if sh.Expires {
+		b.WriteString(strconv.FormatInt(ttlMS(sh.ExpireAt), 10))
 	}
 	b.WriteByte(0x1f)
-	if live && rec.Quarantined {
-		b.WriteString(strconv.FormatInt(rec.CreatedAt.UnixMilli(), 10))
+	if sh.Awaiting {
+		b.WriteString(strconv.FormatInt(sh.CreatedAt.UnixMilli(), 10))
 	}
 	// The derived fields (trust.Model.Fill) as the write computed them.
 	for _, f := range []string{

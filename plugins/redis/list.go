@@ -216,10 +216,12 @@ func (s *Store) Stats(ctx context.Context, projectID string) (core.ProjectStats,
 // keptStats reads the kept statistics; built is false (and the figures
 // empty) when they do not hold every QA yet.
 func (s *Store) keptStats(ctx context.Context, p string) (core.ProjectStats, bool, error) {
-	now := s.cfg.clock().UTC()
-	bound := now.Add(core.ExpiringSoon).UnixMilli()
-	v, err := s.eval(ctx, statsScript.get(), []string{s.k.agg(p), s.k.byTrust(p), s.k.byExpiry(p), s.k.awaiting(p)},
-		core.StatsTop, core.StatsAwaiting, bound).Slice()
+	top, worst, awaiting := core.StatsEnds()
+	args := []any{core.ExpiryBound(s.cfg.clock().UTC()).UnixMilli()}
+	for _, e := range []core.StatsEnd{top, worst, awaiting} {
+		args = append(args, e.N, e.High, e.IDAsc)
+	}
+	v, err := s.eval(ctx, statsScript.get(), []string{s.k.agg(p), s.k.byTrust(p), s.k.byExpiry(p), s.k.awaiting(p)}, args...).Slice()
 	if err != nil {
 		return core.ProjectStats{}, false, err
 	}
@@ -251,22 +253,20 @@ func (s *Store) keptStats(ctx context.Context, p string) (core.ProjectStats, boo
 	if err != nil {
 		return core.ProjectStats{}, false, err
 	}
-	pick := func(ids []string, order func(a, b core.Record) int) []core.Record {
-		out := []core.Record{}
+	pick := func(ids []string) []core.Record {
+		var out []core.Record
 		for _, id := range ids {
 			if r, ok := recs[id]; ok {
 				out = append(out, r)
 			}
 		}
-		slices.SortFunc(out, order)
 		return out
 	}
 	days, err := s.days(ctx, p)
 	if err != nil {
 		return core.ProjectStats{}, false, err
 	}
-	return core.FinishStats(p, readCounts(agg), pick(lists[0], core.StatsTopOrder), pick(lists[1], core.StatsWorstOrder),
-		pick(lists[2], core.StatsAwaitingOrder), int(soon), days), true, nil
+	return core.FinishStats(p, readCounts(agg), pick(lists[0]), pick(lists[1]), pick(lists[2]), int(soon), days), true, nil
 }
 
 // writtenRecords reads the records of ids of project p as their last

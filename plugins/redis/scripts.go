@@ -453,15 +453,14 @@ return {2}
 
 // statsScript reads a project's kept statistics (agg.go) in one call.
 // KEYS: the agg hash, the by-trust, by-expiry and awaiting sets; ARGV:
-// how many top and worst QAs, how many awaiting, the expiry bound in ms.
-// Returns the agg hash's fields and values, the top ids (trust
-// descending, qa_id ascending), the worst (trust ascending, qa_id
-// descending), the awaiting (created descending, qa_id ascending) and the
+// the expiry bound in ms, then for the top, worst and awaiting ends
+// (core.StatsEnds) how many, from the high end, qa_ids ascending. Returns
+// the agg hash's fields and values, the ids of the three ends and the
 // count of expiries up to the bound. Members of one score are read in
 // groups, never more than asked for however many share it.
 var statsScript = &script{src: `
-local n, nw = tonumber(ARGV[1]), tonumber(ARGV[2])
-local function ends(k, want, high, idAsc)
+local function ends(k, j)
+  local want, high, idAsc = tonumber(ARGV[j]), ARGV[j + 1] == '1', ARGV[j + 2] == '1'
   local out, bound = {}, nil
   while #out < want do
     local g
@@ -485,9 +484,9 @@ local function ends(k, want, high, idAsc)
 end
 return {
   redis.call('HGETALL', KEYS[1]),
-  ends(KEYS[2], n, true, true),
-  ends(KEYS[2], n, false, false),
-  ends(KEYS[4], nw, true, true),
-  redis.call('ZCOUNT', KEYS[3], '-inf', ARGV[3]),
+  ends(KEYS[2], 2),
+  ends(KEYS[2], 5),
+  ends(KEYS[4], 8),
+  redis.call('ZCOUNT', KEYS[3], '-inf', ARGV[1]),
 }
 `}
