@@ -30,6 +30,7 @@ func RunItems(t *testing.T, newStore ItemsFunc) {
 		{"Overwrite", testItemOverwrite},
 		{"MissingGet", testItemMissingGet},
 		{"ListPrefixCursor", testItemListPrefixCursor},
+		{"ScanPastAPage", testItemScanPastAPage},
 		{"SearchQuery", testItemSearchQuery},
 		{"SearchNoQuery", testItemSearchNoQuery},
 		{"ClearPrefixOnly", testItemClearPrefixOnly},
@@ -223,6 +224,49 @@ func testItemSearchQuery(t *testing.T, st core.ItemStore) {
 	hits, err = st.Search(t.Context(), core.SearchItemsRequest{Prefix: ns, Query: "kind"})
 	if err != nil || len(hits) != 0 {
 		t.Errorf("Search(kind) = %v, %v; field names must not match", keysOf(hits), err)
+	}
+}
+
+// testItemScanPastAPage: a namespace of more items than a List page holds
+// at most is read whole by List (a full page, then the rest) and by
+// Search, whose scan goes past the first page's worth.
+func testItemScanPastAPage(t *testing.T, st core.ItemStore) {
+	ns := core.Namespace{"project", "big"}
+	const n = core.MaxItemListSize + 2
+	const writers = 8
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += writers {
+				v := obj(t, map[string]any{"text": "entry", "i": i})
+				if _, err := st.Put(t.Context(), core.PutRequest{Namespace: ns, Key: fmt.Sprintf("k%04d", i), Value: v}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("Put: %v", err)
+	}
+	page, err := st.List(t.Context(), core.ListItemsRequest{Prefix: ns, Limit: core.MaxItemListSize})
+	if err != nil || len(page.Items) != core.MaxItemListSize || page.NextCursor == "" {
+		t.Fatalf("List of a full page = %d items, next %q, %v; want %d and a cursor",
+			len(page.Items), page.NextCursor, err, core.MaxItemListSize)
+	}
+	rest, err := st.List(t.Context(), core.ListItemsRequest{Prefix: ns, Limit: core.MaxItemListSize, Cursor: page.NextCursor})
+	if err != nil || !slices.Equal(keysOf(rest.Items), []string{"project/big:k1000", "project/big:k1001"}) || rest.NextCursor != "" {
+		t.Fatalf("List after a full page = %v, next %q, %v; want the last two", keysOf(rest.Items), rest.NextCursor, err)
+	}
+	last := map[string]json.RawMessage{"i": json.RawMessage(fmt.Sprint(n - 1))}
+	hits, err := st.Search(t.Context(), core.SearchItemsRequest{Prefix: ns, Filter: last})
+	if err != nil || !slices.Equal(keysOf(hits), []string{"project/big:k1001"}) {
+		t.Fatalf("Search for the last item = %v, %v", keysOf(hits), err)
 	}
 }
 
