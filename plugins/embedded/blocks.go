@@ -127,6 +127,14 @@ func (r *blockReader) next(p *retrieval.Posting) bool {
 	return !r.err
 }
 
+// check returns the error of a malformed block k, nil if r read it whole.
+func (r *blockReader) check(k []byte) error {
+	if r.err {
+		return fmt.Errorf("posting block %q is corrupt", k)
+	}
+	return nil
+}
+
 // decodeBlock appends the postings of a block to dst.
 func decodeBlock(dst []retrieval.Posting, k, v []byte) ([]retrieval.Posting, error) {
 	r := blockReader{v: v, doc: blockFirst(k)}
@@ -134,10 +142,7 @@ func decodeBlock(dst []retrieval.Posting, k, v []byte) ([]retrieval.Posting, err
 	for r.next(&p) {
 		dst = append(dst, p)
 	}
-	if r.err {
-		return dst, fmt.Errorf("posting block %q is corrupt", k)
-	}
-	return dst, nil
+	return dst, r.check(k)
 }
 
 // findBlock positions c on the block of prefix that covers doc (the last

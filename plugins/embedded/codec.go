@@ -168,16 +168,19 @@ func (r *byteReader) uvarint() uint64 {
 	return x
 }
 
-func (r *byteReader) string() string {
+// bytes reads a uvarint length and that many bytes (not copied).
+func (r *byteReader) bytes() []byte {
 	n := r.uvarint()
 	if n > uint64(len(r.v)) {
 		r.err, r.v = true, nil
-		return ""
+		return nil
 	}
-	s := string(r.v[:n])
+	b := r.v[:n]
 	r.v = r.v[n:]
-	return s
+	return b
 }
+
+func (r *byteReader) string() string { return string(r.bytes()) }
 
 func (r *byteReader) time() time.Time {
 	ns := r.uvarint()

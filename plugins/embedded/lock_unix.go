@@ -9,8 +9,6 @@ import (
 	"os"
 	"syscall"
 	"time"
-
-	"github.com/memex-dev/memex/core"
 )
 
 // lockGate takes the store's gate: an exclusive, blocking flock on the side
@@ -62,8 +60,4 @@ func (s *Store) lockGate(ctx context.Context) (*os.File, error) {
 		abandon()
 		return nil, ctx.Err()
 	}
-}
-
-func (s *Store) lockedError() error {
-	return fmt.Errorf("embedded: store %s is locked by another process (waited %s): %w", s.path, s.cfg.lockTimeout, core.ErrUnavailable)
 }

@@ -1,10 +1,7 @@
 package embedded
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/memex-dev/memex/retrieval"
@@ -24,36 +21,21 @@ var scanBufs = sync.Pool{New: func() any { return new([scanBlock]retrieval.Posti
 // the same order, decoded into a reused block and handed to fn a block at
 // a time. The context is checked between stored blocks.
 func (src source) ScanPostings(ctx context.Context, term string, fn func([]retrieval.Posting)) error {
-	if strings.IndexByte(term, 0) >= 0 {
-		return nil
-	}
 	buf := scanBufs.Get().(*[scanBlock]retrieval.Posting)
 	defer scanBufs.Put(buf)
 	n := 0
-	c := src.tx.Bucket(bPost).Cursor()
-	for _, sc := range src.scopes {
-		prefix := termPrefix(sc, term)
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if len(k) != len(prefix)+8 {
-				continue
-			}
-			r := blockReader{v: v, doc: blockFirst(k)}
-			for r.next(&buf[n]) {
-				if n++; n == scanBlock {
-					fn(buf[:])
-					n = 0
-				}
-			}
-			if r.err {
-				return fmt.Errorf("posting block %q is corrupt", k)
+	err := src.eachBlock(ctx, term, func(k, v []byte) (bool, error) {
+		r := blockReader{v: v, doc: blockFirst(k)}
+		for r.next(&buf[n]) {
+			if n++; n == scanBlock {
+				fn(buf[:])
+				n = 0
 			}
 		}
-	}
-	if n > 0 {
+		return true, r.check(k)
+	})
+	if err == nil && n > 0 {
 		fn(buf[:n])
 	}
-	return ctx.Err()
+	return err
 }

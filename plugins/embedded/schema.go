@@ -171,6 +171,16 @@ func newIndexBatch() *indexBatch {
 
 func (b *indexBatch) empty() bool { return len(b.posts) == 0 && len(b.df) == 0 && len(b.stats) == 0 }
 
+// addStats adds sign (1 or -1) times doc to the statistics of scope sc:
+// its count and field lengths.
+func (b *indexBatch) addStats(sc string, doc retrieval.Doc, sign int64) {
+	d := b.stats[sc]
+	d[0] += sign
+	d[1] += sign * int64(doc.Len[0])
+	d[2] += sign * int64(doc.Len[1])
+	b.stats[sc] = d
+}
+
 func (b *indexBatch) flush(tx *bolt.Tx) error {
 	post := tx.Bucket(bPost)
 	for _, k := range slices.Sorted(maps.Keys(b.posts)) {
@@ -234,6 +244,22 @@ func (s *Store) index(tx *bolt.Tx, b *indexBatch, st *stored) error {
 	return tx.Bucket(bList).Put(listKey(rec), nil)
 }
 
+// insert stores st under its doc id, a new one when it has none (0), and
+// adds it to every index (index).
+func (s *Store) insert(tx *bolt.Tx, b *indexBatch, st *stored) error {
+	if st.Doc == 0 {
+		doc, err := tx.Bucket(bDocs).NextSequence()
+		if err != nil {
+			return err
+		}
+		st.Doc = doc
+	}
+	if err := putStored(tx, st); err != nil {
+		return err
+	}
+	return s.index(tx, b, st)
+}
+
 // indexText adds the inverted index entries of st's text (postings, df,
 // stats through b) and its forward entry.
 func (s *Store) indexText(tx *bolt.Tx, b *indexBatch, st *stored) error {
@@ -246,11 +272,7 @@ func (s *Store) indexText(tx *bolt.Tx, b *indexBatch, st *stored) error {
 			b.posts[k] = append(b.posts[k], retrieval.Posting{Doc: st.Doc, TF: tf, Len: doc.Len})
 			b.df[string(dfKey(sc, t))]++
 		}
-		d := b.stats[sc]
-		d[0]++
-		d[1] += int64(doc.Len[0])
-		d[2] += int64(doc.Len[1])
-		b.stats[sc] = d
+		b.addStats(sc, doc, 1)
 	}
 	return tx.Bucket(bTerms).Put(docKey(st.Doc), encodeTerms(terms, doc.Len))
 }
@@ -281,63 +303,32 @@ func encodeTerms(terms map[string]retrieval.TF, lens [retrieval.NumFields]uint32
 // that want maps to an index, its frequencies into tfs[index]. It reports
 // false if the entry is malformed.
 func decodeTerms(v []byte, want map[string]int, tfs []retrieval.TF) (lens [retrieval.NumFields]uint32, ok bool) {
-	return walkTerms(v, true, func(term []byte, tf retrieval.TF) {
+	return walkTerms(v, func(term []byte, tf retrieval.TF) {
 		if j, found := want[string(term)]; found {
 			tfs[j] = tf
 		}
 	})
 }
 
-// walkTerms decodes a forward entry, calling fn for each term; packed is
-// false for the schema 1 format (two uvarint frequencies).
-func walkTerms(v []byte, packed bool, fn func(term []byte, tf retrieval.TF)) (lens [retrieval.NumFields]uint32, ok bool) {
-	next := func() (uint64, bool) {
-		x, n := binary.Uvarint(v)
-		if n <= 0 {
-			return 0, false
-		}
-		v = v[n:]
-		return x, true
-	}
+// walkTerms decodes a forward entry (see encodeTerms), calling fn for each
+// term.
+func walkTerms(v []byte, fn func(term []byte, tf retrieval.TF)) (lens [retrieval.NumFields]uint32, ok bool) {
+	r := byteReader{v: v}
 	for f := range lens {
-		x, ok := next()
-		if !ok {
-			return lens, false
-		}
-		lens[f] = uint32(x)
+		lens[f] = uint32(r.uvarint())
 	}
-	for len(v) > 0 {
-		l, ok := next()
-		if !ok || l > uint64(len(v)) {
-			return lens, false
+	for len(r.v) > 0 && !r.err {
+		term := r.bytes()
+		x := r.uvarint()
+		tf := retrieval.TF{uint32(x & 7), uint32(x >> 3)}
+		if tf[0] == 7 {
+			tf[0] += uint32(r.uvarint())
 		}
-		term := v[:l]
-		v = v[l:]
-		var tf retrieval.TF
-		if packed {
-			x, ok := next()
-			if !ok {
-				return lens, false
-			}
-			tf[0], tf[1] = uint32(x&7), uint32(x>>3)
-			if tf[0] == 7 {
-				if x, ok = next(); !ok {
-					return lens, false
-				}
-				tf[0] += uint32(x)
-			}
-		} else {
-			for f := range tf {
-				x, ok := next()
-				if !ok {
-					return lens, false
-				}
-				tf[f] = uint32(x)
-			}
+		if !r.err {
+			fn(term, tf)
 		}
-		fn(term, tf)
 	}
-	return lens, true
+	return lens, !r.err
 }
 
 // unindex removes what index added for st (re-analysing its stored text).
@@ -363,23 +354,15 @@ func (s *Store) unindex(tx *bolt.Tx, b *indexBatch, st *stored) error {
 				b.df[string(dfKey(sc, t))]--
 			}
 		}
-		d := b.stats[sc]
-		d[0]--
-		d[1] -= int64(doc.Len[0])
-		d[2] -= int64(doc.Len[1])
-		b.stats[sc] = d
-	}
-	if err := tx.Bucket(bDocs).Delete(docKey(st.Doc)); err != nil {
-		return err
-	}
-	if err := tx.Bucket(bTerms).Delete(docKey(st.Doc)); err != nil {
-		return err
+		b.addStats(sc, doc, -1)
 	}
 	if err := statsReplace(tx, st.Doc); err != nil {
 		return err
 	}
-	if err := tx.Bucket(bQA).Delete(docKey(st.Doc)); err != nil {
-		return err
+	for _, name := range [][]byte{bDocs, bTerms, bQA} {
+		if err := tx.Bucket(name).Delete(docKey(st.Doc)); err != nil {
+			return err
+		}
 	}
 	hk := hashKey(rec.ProjectID, rec.ContentHash)
 	if bytes.Equal(tx.Bucket(bHash).Get(hk), []byte(rec.QAID)) {
@@ -436,31 +419,37 @@ func (src source) DocFreq(ctx context.Context, term string) (int64, error) {
 }
 
 func (src source) Postings(ctx context.Context, term string, fn func(retrieval.Posting) bool) error {
+	var p retrieval.Posting
+	return src.eachBlock(ctx, term, func(k, v []byte) (bool, error) {
+		r := blockReader{v: v, doc: blockFirst(k)}
+		for r.next(&p) {
+			if !fn(p) {
+				return false, nil
+			}
+		}
+		return true, r.check(k)
+	})
+}
+
+// eachBlock calls fn with the key and value of each stored block of term's
+// postings, scope by scope (each in doc order), until fn returns false or
+// an error. The context is checked before each block.
+func (src source) eachBlock(ctx context.Context, term string, fn func(k, v []byte) (bool, error)) error {
 	if strings.IndexByte(term, 0) >= 0 {
 		return nil
 	}
 	c := src.tx.Bucket(bPost).Cursor()
-	i := 0
-	var p retrieval.Posting
 	for _, sc := range src.scopes {
 		prefix := termPrefix(sc, term)
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			if i++; i&7 == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
+			if err := ctx.Err(); err != nil {
+				return err
 			}
 			if len(k) != len(prefix)+8 {
 				continue
 			}
-			r := blockReader{v: v, doc: blockFirst(k)}
-			for r.next(&p) {
-				if !fn(p) {
-					return nil
-				}
-			}
-			if r.err {
-				return fmt.Errorf("posting block %q is corrupt", k)
+			if more, err := fn(k, v); !more || err != nil {
+				return err
 			}
 		}
 	}
@@ -562,25 +551,28 @@ func (src source) lookupTFs(doc uint64, terms []string, in [][]int, tfs []retrie
 type reputation struct{ tx *bolt.Tx }
 
 func (r reputation) Source(id string) trust.SourceRep {
-	var rep trust.SourceRep
-	if v := r.tx.Bucket(bRep).Get([]byte("s:" + id)); v != nil {
-		_ = json.Unmarshal(v, &rep)
-	}
-	return rep
+	return repEntry[trust.SourceRep](r.tx, "s:"+id)
 }
 
 func (r reputation) Creator(id string) trust.CreatorRep {
-	var rep trust.CreatorRep
-	if v := r.tx.Bucket(bRep).Get([]byte("c:" + id)); v != nil {
+	return repEntry[trust.CreatorRep](r.tx, "c:"+id)
+}
+
+// repEntry decodes the book's entry key; zero when absent or unreadable.
+func repEntry[T any](tx *bolt.Tx, key string) T {
+	var rep T
+	if v := tx.Bucket(bRep).Get([]byte(key)); v != nil {
 		_ = json.Unmarshal(v, &rep)
 	}
 	return rep
 }
 
-// addEffects adds Apply's reputation increments to the book.
-func addEffects(tx *bolt.Tx, creator string, eff trust.Effects) error {
+// persist writes what a ledger event asks besides the entry: the
+// reputation increments to the book, and the day counter.
+func persist(tx *bolt.Tx, project, creator string, ch ledger.Change) error {
 	r := reputation{tx}
 	b := tx.Bucket(bRep)
+	eff := ch.Effects
 	for id, inc := range eff.Sources {
 		cur := r.Source(id)
 		cur.Agree += inc.Agree
@@ -600,30 +592,47 @@ func addEffects(tx *bolt.Tx, creator string, eff trust.Effects) error {
 			return err
 		}
 	}
-	return nil
+	if ch.Day == nil {
+		return nil
+	}
+	k := []byte(project + "\x00" + ch.Day.Date)
+	days := tx.Bucket(bDays)
+	v := readUvarints(days.Get(k), 2)
+	if ch.Day.Pass {
+		v[0]++
+	} else {
+		v[1]++
+	}
+	return days.Put(k, uvarints(v[0], v[1]))
 }
 
 func eventKey(kind, project, eventID string) []byte {
 	return []byte(kind + "\x00" + project + "\x00" + eventID)
 }
 
-// loadEvent decodes the stored result of an event into out; false when the
-// event is new.
-func loadEvent(tx *bolt.Tx, key []byte, out any) (bool, error) {
-	v := tx.Bucket(bEvents).Get(key)
-	if v == nil {
-		return false, nil
+// once runs fn, the body of an event's transaction, once per event: the
+// result of an event seen before (same kind, project and event id) is the
+// one stored then, and fn does not run; a new event's result is stored
+// with it. Without an event id, fn runs every time.
+func once[T any](tx *bolt.Tx, kind, project, eventID string, fn func() (T, error)) (T, error) {
+	if eventID == "" {
+		return fn()
 	}
-	if err := json.Unmarshal(v, out); err != nil {
-		return false, fmt.Errorf("stored event result is corrupt: %w", err)
+	key := eventKey(kind, project, eventID)
+	var out T
+	if v := tx.Bucket(bEvents).Get(key); v != nil {
+		if err := json.Unmarshal(v, &out); err != nil {
+			return out, fmt.Errorf("stored event result is corrupt: %w", err)
+		}
+		return out, nil
 	}
-	return true, nil
-}
-
-func saveEvent(tx *bolt.Tx, key []byte, result any) error {
-	v, err := json.Marshal(result)
+	out, err := fn()
 	if err != nil {
-		return err
+		return out, err
 	}
-	return tx.Bucket(bEvents).Put(key, v)
+	v, err := json.Marshal(out)
+	if err != nil {
+		return out, err
+	}
+	return out, tx.Bucket(bEvents).Put(key, v)
 }

@@ -153,22 +153,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	var version int
-	if err := db.View(func(tx *bolt.Tx) (err error) {
-		version, err = storedVersion(tx)
-		return err
-	}); err != nil {
-		s.closeDB(db)
-		return nil, fmt.Errorf("embedded: open %s: %w", path, err)
-	}
-	if version == 1 {
-		if err := s.upgradeV1(db); err != nil {
-			s.closeDB(db)
-			return nil, fmt.Errorf("embedded: open %s: upgrade from schema 1: %w", path, err)
-		}
-		s.log.Info("upgraded store to schema 2", "path", path)
-	}
-	if err := db.Update(s.initSchema); err != nil {
+	if err := s.prepare(db); err != nil {
 		s.closeDB(db)
 		return nil, fmt.Errorf("embedded: open %s: %w", path, err)
 	}
@@ -181,6 +166,25 @@ func Open(path string, opts ...Option) (*Store, error) {
 	}
 	s.closeDB(db)
 	return s, nil
+}
+
+// prepare brings the file open read-write in db to the current schema:
+// a version 1 store is upgraded, what is missing is created (initSchema).
+func (s *Store) prepare(db *bolt.DB) error {
+	var version int
+	if err := db.View(func(tx *bolt.Tx) (err error) {
+		version, err = storedVersion(tx)
+		return err
+	}); err != nil {
+		return err
+	}
+	if version == 1 {
+		if err := s.upgradeV1(db); err != nil {
+			return fmt.Errorf("upgrade from schema 1: %w", err)
+		}
+		s.log.Info("upgraded store to schema 2", "path", s.path)
+	}
+	return db.Update(s.initSchema)
 }
 
 // initialized reports whether the file exists with every bucket and the
@@ -273,6 +277,10 @@ func (s *Store) openDB(ctx context.Context, readOnly bool) (*bolt.DB, error) {
 		return nil, fmt.Errorf("embedded: cannot open %s: permission denied: %w", s.path, err)
 	}
 	return nil, fmt.Errorf("embedded: cannot open %s (not a memex store, corrupt or unreadable): %w", s.path, err)
+}
+
+func (s *Store) lockedError() error {
+	return fmt.Errorf("embedded: store %s is locked by another process (waited %s): %w", s.path, s.cfg.lockTimeout, core.ErrUnavailable)
 }
 
 // freelistType is how bbolt keeps the free pages of a read-write handle
@@ -408,6 +416,21 @@ func (s *Store) update(ctx context.Context, op string, fn func(*bolt.Tx) error) 
 		return fmt.Errorf("embedded: %s: %w", op, err)
 	}
 	return nil
+}
+
+// updateResult is update for a transaction body fn with a result: fn's
+// result once committed.
+func updateResult[T any](ctx context.Context, s *Store, op string, fn func(*bolt.Tx) (T, error)) (T, error) {
+	var out T
+	err := s.update(ctx, op, func(tx *bolt.Tx) (err error) {
+		out, err = fn(tx)
+		return err
+	})
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return out, nil
 }
 
 // packBuckets fills the pages of the buckets keyed by doc id: doc ids only

@@ -117,7 +117,12 @@ func (s *Store) upgradeV1(db *bolt.DB) error {
 				if st == nil || st.Doc != binary.BigEndian.Uint64(k) || st.Rec.QAID != string(id) {
 					continue // a stale doc entry: the sweep below handles its record
 				}
-				if err := s.convert(tx, b, st); err != nil {
+				// The v1 record as a v2 QA entry and id, its text in the v2
+				// inverted index and forward entries.
+				if err := putStored(tx, st); err != nil {
+					return err
+				}
+				if err := s.indexText(tx, b, st); err != nil {
 					return err
 				}
 				n++
@@ -142,13 +147,8 @@ func (s *Store) upgradeV1(db *bolt.DB) error {
 				if err != nil {
 					return fmt.Errorf("record %s: %w", k, err)
 				}
-				if st.Doc, err = tx.Bucket(bDocs).NextSequence(); err != nil {
-					return err
-				}
-				if err := putStored(tx, st); err != nil {
-					return err
-				}
-				if err := s.index(tx, b, st); err != nil {
+				st.Doc = 0 // its v1 doc id did not lead to it: a new one
+				if err := s.insert(tx, b, st); err != nil {
 					return err
 				}
 			}
@@ -165,15 +165,6 @@ func (s *Store) upgradeV1(db *bolt.DB) error {
 		}
 		return tx.Bucket(bMeta).Put(keySchema, []byte(strconv.Itoa(SchemaVersion)))
 	})
-}
-
-// convert writes a v1 record as a v2 QA entry and id, and its
-// text in the v2 inverted index and forward entries.
-func (s *Store) convert(tx *bolt.Tx, b *indexBatch, st *stored) error {
-	if err := putStored(tx, st); err != nil {
-		return err
-	}
-	return s.indexText(tx, b, st)
 }
 
 func decodeV1(v []byte) (*stored, error) {

@@ -140,7 +140,11 @@ func readContents(t *testing.T, path string, v int) storeContents {
 		return tx.Bucket(names[4]).ForEach(func(k, val []byte) error {
 			f := forward{TF: map[string]retrieval.TF{}}
 			var ok bool
-			f.Len, ok = walkTerms(val, v == 2, func(term []byte, tf retrieval.TF) { f.TF[string(term)] = tf })
+			walk := walkTerms
+			if v == 1 {
+				walk = walkTermsV1
+			}
+			f.Len, ok = walk(val, func(term []byte, tf retrieval.TF) { f.TF[string(term)] = tf })
 			if !ok {
 				return fmt.Errorf("forward entry %x is corrupt", k)
 			}
@@ -397,4 +401,22 @@ func TestResumedUpgradeCountsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkStats(t, s, []string{"p"})
+}
+
+// walkTermsV1 decodes a schema 1 forward entry, calling fn for each term:
+// the field lengths, then each term as its uvarint length and bytes and
+// its frequencies as two uvarints.
+func walkTermsV1(v []byte, fn func(term []byte, tf retrieval.TF)) (lens [retrieval.NumFields]uint32, ok bool) {
+	r := byteReader{v: v}
+	for f := range lens {
+		lens[f] = uint32(r.uvarint())
+	}
+	for len(r.v) > 0 && !r.err {
+		term := r.string()
+		tf := retrieval.TF{uint32(r.uvarint()), uint32(r.uvarint())}
+		if !r.err {
+			fn([]byte(term), tf)
+		}
+	}
+	return lens, !r.err
 }

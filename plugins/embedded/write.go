@@ -13,7 +13,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/memex-dev/memex/core"
-	"github.com/memex-dev/memex/trust"
 	"github.com/memex-dev/memex/trust/ledger"
 )
 
@@ -23,42 +22,22 @@ func newQAID() string {
 	return "qa_" + hex.EncodeToString(b[:])
 }
 
-// persist writes what a ledger event asks besides the entry: the
-// reputation increments and the day counter.
-func persist(tx *bolt.Tx, project, creator string, ch ledger.Change) error {
-	if err := addEffects(tx, creator, ch.Effects); err != nil {
-		return err
+// write is one write request: req is validated, then body, its
+// transaction body, runs in one read-write transaction (updateResult) at
+// the store's clock.
+func write[R interface{ Validate() error }, T any](ctx context.Context, s *Store, op string, req R,
+	body func(context.Context, *bolt.Tx, R, time.Time) (T, error)) (T, error) {
+	if err := req.Validate(); err != nil {
+		var zero T
+		return zero, fmt.Errorf("embedded: %s: %w", op, err)
 	}
-	if ch.Day == nil {
-		return nil
-	}
-	k := []byte(project + "\x00" + ch.Day.Date)
-	b := tx.Bucket(bDays)
-	v := readUvarints(b.Get(k), 2)
-	if ch.Day.Pass {
-		v[0]++
-	} else {
-		v[1]++
-	}
-	return b.Put(k, uvarints(v[0], v[1]))
+	now := s.cfg.clock().UTC()
+	return updateResult(ctx, s, op, func(tx *bolt.Tx) (T, error) { return body(ctx, tx, req, now) })
 }
 
 // RecordCandidate stores a new QA or folds it into an existing duplicate.
 func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) (core.CandidateResult, error) {
-	if err := req.Validate(); err != nil {
-		return core.CandidateResult{}, fmt.Errorf("embedded: record candidate: %w", err)
-	}
-	now := s.cfg.clock().UTC()
-	_, creator := ledger.Source(ctx, req.RunID)
-	var out core.CandidateResult
-	err := s.update(ctx, "record candidate", func(tx *bolt.Tx) (err error) {
-		out, err = s.candidateTx(ctx, tx, req, creator, now)
-		return err
-	})
-	if err != nil {
-		return core.CandidateResult{}, err
-	}
-	return out, nil
+	return write(ctx, s, "record candidate", req, s.candidateTx)
 }
 
 // RecordCandidates records many candidates in one transaction (one commit,
@@ -73,74 +52,54 @@ func (s *Store) RecordCandidates(ctx context.Context, reqs []core.CandidateReque
 		}
 	}
 	now := s.cfg.clock().UTC()
-	out := make([]core.CandidateResult, len(reqs))
-	err := s.update(ctx, "record candidates", func(tx *bolt.Tx) error {
+	return updateResult(ctx, s, "record candidates", func(tx *bolt.Tx) ([]core.CandidateResult, error) {
+		out := make([]core.CandidateResult, len(reqs))
 		for i, req := range reqs {
 			if err := ctx.Err(); err != nil {
-				return err
+				return nil, err
 			}
-			_, creator := ledger.Source(ctx, req.RunID)
-			res, err := s.candidateTx(ctx, tx, req, creator, now)
+			res, err := s.candidateTx(ctx, tx, req, now)
 			if err != nil {
-				return fmt.Errorf("request %d: %w", i, err)
+				return nil, fmt.Errorf("request %d: %w", i, err)
 			}
 			out[i] = res
 		}
-		return nil
+		return out, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // candidateTx is RecordCandidate's transaction body.
-func (s *Store) candidateTx(ctx context.Context, tx *bolt.Tx, req core.CandidateRequest, creator string, now time.Time) (core.CandidateResult, error) {
-	var out core.CandidateResult
-	err := func() error {
-		var ek []byte
-		if req.EventID != "" {
-			ek = eventKey("c", req.ProjectID, req.EventID)
-			if ok, err := loadEvent(tx, ek, &out); ok || err != nil {
-				return err
-			}
-		}
+func (s *Store) candidateTx(ctx context.Context, tx *bolt.Tx, req core.CandidateRequest, now time.Time) (core.CandidateResult, error) {
+	return once(tx, "c", req.ProjectID, req.EventID, func() (core.CandidateResult, error) {
 		hash := core.ContentHash(req.Question, req.Answer)
 		dup, err := s.findDuplicate(ctx, tx, req, hash)
 		if err != nil {
-			return err
+			return core.CandidateResult{}, err
 		}
 		if dup != nil {
-			if req.Evidence != nil {
-				v := s.ledger.Vote(ctx, req.RunID, req.Evidence.Result, core.NormalizeStrength(string(req.Evidence.Strength)), now)
+			if v, ok := s.ledger.CandidateVote(ctx, req, now); ok {
 				ch := s.ledger.CandidateEvidence(&dup.Entry, v, reputation{tx}, true)
 				if err := s.persistChange(tx, dup, ch); err != nil {
-					return err
+					return core.CandidateResult{}, err
 				}
 			}
-			out = core.CandidateResult{QAID: dup.Rec.QAID, Status: dup.Rec.Status, DeduplicatedInto: dup.Rec.QAID}
-		} else {
-			// The project's own scope counts its QAs (index stats); read
-			// in the write's transaction, the quota holds for every writer.
-			held := readUvarints(tx.Bucket(bStats).Get([]byte(ownScope(req.ProjectID))), 1)[0]
-			if err := ledger.QAQuota(int(held), req.MaxQAs); err != nil {
-				return err
-			}
-			st, err := s.insertCandidate(ctx, tx, req, creator, now)
-			if err != nil {
-				return err
-			}
-			out = core.CandidateResult{QAID: st.Rec.QAID, Status: st.Rec.Status}
+			return core.CandidateResult{QAID: dup.Rec.QAID, Status: dup.Rec.Status, DeduplicatedInto: dup.Rec.QAID}, nil
 		}
-		if ek != nil {
-			return saveEvent(tx, ek, out)
+		// The project's own scope counts its QAs (index stats); read in
+		// the write's transaction, the quota holds for every writer.
+		held := readUvarints(tx.Bucket(bStats).Get([]byte(ownScope(req.ProjectID))), 1)[0]
+		if err := ledger.QAQuota(int(held), req.MaxQAs); err != nil {
+			return core.CandidateResult{}, err
 		}
-		return nil
-	}()
-	return out, err
+		st, err := s.insertCandidate(ctx, tx, req, now)
+		if err != nil {
+			return core.CandidateResult{}, err
+		}
+		return core.CandidateResult{QAID: st.Rec.QAID, Status: st.Rec.Status}, nil
+	})
 }
 
-func (s *Store) insertCandidate(ctx context.Context, tx *bolt.Tx, req core.CandidateRequest, creator string, now time.Time) (*stored, error) {
+func (s *Store) insertCandidate(ctx context.Context, tx *bolt.Tx, req core.CandidateRequest, now time.Time) (*stored, error) {
 	id := req.QAID
 	if id == "" {
 		id = newQAID()
@@ -150,23 +109,16 @@ func (s *Store) insertCandidate(ctx context.Context, tx *bolt.Tx, req core.Candi
 	} else if old != nil {
 		return nil, fmt.Errorf("qa %s already exists with other content: %w", id, core.ErrConflict)
 	}
-	doc, err := tx.Bucket(bDocs).NextSequence()
-	if err != nil {
-		return nil, err
-	}
-	st := &stored{Entry: s.ledger.NewCandidate(req, id, creator, now), Doc: doc}
+	_, creator := ledger.Source(ctx, req.RunID)
+	st := &stored{Entry: s.ledger.NewCandidate(req, id, creator, now)}
 	s.ledger.Refresh(&st.Entry, reputation{tx}, now)
-	if req.Evidence != nil {
-		v := s.ledger.Vote(ctx, req.RunID, req.Evidence.Result, core.NormalizeStrength(string(req.Evidence.Strength)), now)
+	if v, ok := s.ledger.CandidateVote(ctx, req, now); ok {
 		if err := persist(tx, st.Rec.ProjectID, st.State.Creator, s.ledger.CandidateEvidence(&st.Entry, v, reputation{tx}, false)); err != nil {
 			return nil, err
 		}
 	}
-	if err := putStored(tx, st); err != nil {
-		return nil, err
-	}
 	b := newIndexBatch()
-	if err := s.index(tx, b, st); err != nil {
+	if err := s.insert(tx, b, st); err != nil {
 		return nil, err
 	}
 	return st, b.flush(tx)
@@ -212,96 +164,47 @@ func (s *Store) persistChange(tx *bolt.Tx, st *stored, ch ledger.Change) error {
 
 // RecordValidation records a pass or fail of a QA visible to the project.
 func (s *Store) RecordValidation(ctx context.Context, req core.ValidateRequest) (core.Record, error) {
-	if err := req.Validate(); err != nil {
-		return core.Record{}, fmt.Errorf("embedded: record validation: %w", err)
-	}
-	res, strength, err := req.Outcome()
-	if err != nil {
-		return core.Record{}, fmt.Errorf("embedded: record validation: %w", err)
-	}
-	now := s.cfg.clock().UTC()
-	v := s.ledger.Vote(ctx, req.RunID, res, strength, now)
-	var out core.Record
-	err = s.update(ctx, "record validation", func(tx *bolt.Tx) (err error) {
-		out, err = s.validationTx(ctx, tx, req, v)
-		return err
-	})
-	if err != nil {
-		return core.Record{}, err
-	}
-	return out, nil
+	return write(ctx, s, "record validation", req, s.validationTx)
 }
 
 // validationTx is RecordValidation's transaction body.
-func (s *Store) validationTx(ctx context.Context, tx *bolt.Tx, req core.ValidateRequest, v trust.Vote) (core.Record, error) {
-	var out core.Record
-	err := func() error {
-		var ek []byte
-		if req.EventID != "" {
-			ek = eventKey("v", req.ProjectID, req.EventID)
-			if ok, err := loadEvent(tx, ek, &out); ok || err != nil {
-				return err
-			}
-		}
+func (s *Store) validationTx(ctx context.Context, tx *bolt.Tx, req core.ValidateRequest, now time.Time) (core.Record, error) {
+	return once(tx, "v", req.ProjectID, req.EventID, func() (core.Record, error) {
 		st, err := getStored(tx, req.QAID)
 		if err != nil {
-			return err
+			return core.Record{}, err
 		}
 		if st == nil || !ledger.Visible(st.Rec.ProjectID, st.Rec.SharedProjects, req.ProjectID) {
-			return ledger.NotFound(req.QAID)
+			return core.Record{}, ledger.NotFound(req.QAID)
 		}
 		if err := ledger.MayVote(ctx, st.Rec.ProjectID); err != nil {
-			return err
+			return core.Record{}, err
 		}
-		ch := s.ledger.Validation(&st.Entry, v, reputation{tx})
+		ch := s.ledger.Validation(&st.Entry, s.ledger.ValidationVote(ctx, req, now), reputation{tx})
 		if err := s.persistChange(tx, st, ch); err != nil {
-			return err
+			return core.Record{}, err
 		}
-		out = st.Rec
-		if ek != nil {
-			return saveEvent(tx, ek, out)
-		}
-		return nil
-	}()
-	return out, err
+		return st.Rec, nil
+	})
 }
 
 // RecordHit counts shown/used references; trust never changes.
 func (s *Store) RecordHit(ctx context.Context, req core.HitRequest) (core.HitResult, error) {
-	if err := req.Validate(); err != nil {
-		return core.HitResult{}, fmt.Errorf("embedded: record hit: %w", err)
-	}
-	now := s.cfg.clock().UTC()
-	var out core.HitResult
-	err := s.update(ctx, "record hit", func(tx *bolt.Tx) (err error) {
-		out, err = s.hitTx(ctx, tx, req, now)
-		return err
-	})
-	if err != nil {
-		return core.HitResult{}, err
-	}
-	return out, nil
+	return write(ctx, s, "record hit", req, s.hitTx)
 }
 
 // hitTx is RecordHit's transaction body. A reference to a QA whose owner
 // the principal does not cover is not counted (ledger.MayHit).
 func (s *Store) hitTx(ctx context.Context, tx *bolt.Tx, req core.HitRequest, now time.Time) (core.HitResult, error) {
-	var out core.HitResult
-	err := func() error {
-		var ek []byte
-		if req.EventID != "" {
-			ek = eventKey("h", req.ProjectID, req.EventID)
-			if ok, err := loadEvent(tx, ek, &out); ok || err != nil {
-				return err
-			}
-		}
+	return once(tx, "h", req.ProjectID, req.EventID, func() (core.HitResult, error) {
+		var out core.HitResult
 		for _, ref := range req.References {
 			if !ref.Shown && !ref.Used {
 				continue
 			}
 			st, err := getStored(tx, ref.QAID)
 			if err != nil {
-				return err
+				return out, err
 			}
 			if st == nil || !ledger.Visible(st.Rec.ProjectID, st.Rec.SharedProjects, req.ProjectID) {
 				continue
@@ -310,16 +213,12 @@ func (s *Store) hitTx(ctx context.Context, tx *bolt.Tx, req core.HitRequest, now
 				continue
 			}
 			if err := putStored(tx, st); err != nil {
-				return err
+				return out, err
 			}
 			out.Updated++
 		}
-		if ek != nil {
-			return saveEvent(tx, ek, out)
-		}
-		return nil
-	}()
-	return out, err
+		return out, nil
+	})
 }
 
 // RecordRun records one run's hit, validations and candidate in one
@@ -327,104 +226,73 @@ func (s *Store) hitTx(ctx context.Context, tx *bolt.Tx, req core.HitRequest, now
 // exactly as its single method would (idempotent per event id). All or
 // nothing (core.RunRecorder).
 func (s *Store) RecordRun(ctx context.Context, r core.RunReport) (core.RunRecords, error) {
-	if err := r.Validate(); err != nil {
-		return core.RunRecords{}, fmt.Errorf("embedded: record run: %w", err)
-	}
-	now := s.cfg.clock().UTC()
-	votes := make([]trust.Vote, len(r.Validations))
-	for i, v := range r.Validations {
-		res, strength, _ := v.Outcome() // checked by Validate
-		votes[i] = s.ledger.Vote(ctx, v.RunID, res, strength, now)
-	}
-	var creator string
-	if r.Candidate != nil {
-		_, creator = ledger.Source(ctx, r.Candidate.RunID)
-	}
+	return write(ctx, s, "record run", r, s.runTx)
+}
+
+// runTx is RecordRun's transaction body.
+func (s *Store) runTx(ctx context.Context, tx *bolt.Tx, r core.RunReport, now time.Time) (core.RunRecords, error) {
 	var out core.RunRecords
-	err := s.update(ctx, "record run", func(tx *bolt.Tx) error {
-		out = core.RunRecords{}
-		if r.Hit != nil {
-			h, err := s.hitTx(ctx, tx, *r.Hit, now)
-			if err != nil {
-				return fmt.Errorf("hit: %w", err)
-			}
-			out.Hit = &h
+	if r.Hit != nil {
+		h, err := s.hitTx(ctx, tx, *r.Hit, now)
+		if err != nil {
+			return out, fmt.Errorf("hit: %w", err)
 		}
-		for i, v := range r.Validations {
-			rec, err := s.validationTx(ctx, tx, v, votes[i])
-			if err != nil {
-				return fmt.Errorf("validation %s: %w", v.QAID, err)
-			}
-			out.Records = append(out.Records, rec)
-		}
-		if r.Candidate != nil {
-			c, err := s.candidateTx(ctx, tx, *r.Candidate, creator, now)
-			if err != nil {
-				return fmt.Errorf("candidate: %w", err)
-			}
-			out.Candidate = &c
-		}
-		_, err := s.expireSome(tx, now, runExpireBudget)
-		return err
-	})
-	if err != nil {
-		return core.RunRecords{}, err
+		out.Hit = &h
 	}
-	return out, nil
+	for _, v := range r.Validations {
+		rec, err := s.validationTx(ctx, tx, v, now)
+		if err != nil {
+			return out, fmt.Errorf("validation %s: %w", v.QAID, err)
+		}
+		out.Records = append(out.Records, rec)
+	}
+	if r.Candidate != nil {
+		c, err := s.candidateTx(ctx, tx, *r.Candidate, now)
+		if err != nil {
+			return out, fmt.Errorf("candidate: %w", err)
+		}
+		out.Candidate = &c
+	}
+	_, err := s.expireSome(tx, now, runExpireBudget)
+	return out, err
 }
 
 // Patch applies a human verdict or edit to a QA of the project.
 func (s *Store) Patch(ctx context.Context, req core.PatchRequest) (core.Record, error) {
-	if err := req.Validate(); err != nil {
-		return core.Record{}, fmt.Errorf("embedded: patch: %w", err)
-	}
-	now := s.cfg.clock().UTC()
-	var out core.Record
-	err := s.update(ctx, "patch", func(tx *bolt.Tx) error {
-		out = core.Record{}
-		var ek []byte
-		if req.EventID != "" {
-			ek = eventKey("p", req.ProjectID, req.EventID)
-			if ok, err := loadEvent(tx, ek, &out); ok || err != nil {
-				return err
-			}
-		}
+	return write(ctx, s, "patch", req, s.patchTx)
+}
+
+// patchTx is Patch's transaction body.
+func (s *Store) patchTx(_ context.Context, tx *bolt.Tx, req core.PatchRequest, now time.Time) (core.Record, error) {
+	return once(tx, "p", req.ProjectID, req.EventID, func() (core.Record, error) {
 		st, err := getStored(tx, req.QAID)
 		if err != nil {
-			return err
+			return core.Record{}, err
 		}
 		if st == nil || st.Rec.ProjectID != req.ProjectID {
-			return ledger.NotFound(req.QAID)
+			return core.Record{}, ledger.NotFound(req.QAID)
 		}
 		var b *indexBatch
 		if ledger.TextChanged(st.Rec, req) {
 			b = newIndexBatch()
 			if err := s.unindex(tx, b, st); err != nil {
-				return err
+				return core.Record{}, err
 			}
 		}
 		ch := s.ledger.Verdict(&st.Entry, req, reputation{tx}, now)
 		if b != nil {
 			if err := s.index(tx, b, st); err != nil {
-				return err
+				return core.Record{}, err
 			}
 			if err := b.flush(tx); err != nil {
-				return err
+				return core.Record{}, err
 			}
 		}
 		if err := s.persistChange(tx, st, ch); err != nil {
-			return err
+			return core.Record{}, err
 		}
-		out = st.Rec
-		if ek != nil {
-			return saveEvent(tx, ek, out)
-		}
-		return nil
+		return st.Rec, nil
 	})
-	if err != nil {
-		return core.Record{}, err
-	}
-	return out, nil
 }
 
 // Delete removes a QA of the project from every index.
@@ -488,13 +356,8 @@ func (s *Store) Import(ctx context.Context, recs []core.Record) error {
 					return err
 				}
 				st.Doc = old.Doc
-			} else if st.Doc, err = tx.Bucket(bDocs).NextSequence(); err != nil {
-				return err
 			}
-			if err := putStored(tx, st); err != nil {
-				return err
-			}
-			if err := s.index(tx, b, st); err != nil {
+			if err := s.insert(tx, b, st); err != nil {
 				return err
 			}
 		}
@@ -542,7 +405,6 @@ func (s *Store) expireSome(tx *bolt.Tx, now time.Time, budget int) (int, error) 
 			k, _ = c.Next()
 		}
 	}
-	rep := reputation{tx}
 	n, last := 0, []byte(nil)
 	for range budget {
 		if k == nil {
@@ -564,14 +426,11 @@ func (s *Store) expireSome(tx *bolt.Tx, now time.Time, budget int) (int, error) 
 			k, _ = c.Seek(append(slices.Clone(k[:i]), 1))
 			continue
 		}
-		st, err := getStored(tx, string(k[i+9:]))
+		expired, err := s.expireOne(tx, string(k[i+9:]), now)
 		if err != nil {
 			return n, err
 		}
-		if st != nil && s.ledger.Expire(&st.Entry, rep, now) {
-			if err := putStored(tx, st); err != nil {
-				return n, err
-			}
+		if expired {
 			n++
 		}
 		k, _ = c.Next()
@@ -583,32 +442,35 @@ func (s *Store) expireSome(tx *bolt.Tx, now time.Time, budget int) (int, error) 
 // Expire deprecates candidates never validated within the candidate TTL,
 // at most batch of them (batch ≤ 0: all).
 func (s *Store) Expire(ctx context.Context, now time.Time, batch int) (int, error) {
-	n := 0
-	err := s.update(ctx, "expire", func(tx *bolt.Tx) error {
-		n = 0
+	return updateResult(ctx, s, "expire", func(tx *bolt.Tx) (int, error) {
 		var ids []string
 		c := tx.Bucket(bIDs).Cursor()
 		for k, _ := c.First(); k != nil; k, _ = c.Next() {
 			ids = append(ids, string(k))
 		}
-		rep := reputation{tx}
+		n := 0
 		for _, id := range ids {
 			if batch > 0 && n >= batch {
 				break
 			}
-			st, err := getStored(tx, id)
+			expired, err := s.expireOne(tx, id, now)
 			if err != nil {
-				return err
+				return n, err
 			}
-			if !s.ledger.Expire(&st.Entry, rep, now) {
-				continue
+			if expired {
+				n++
 			}
-			if err := putStored(tx, st); err != nil {
-				return err
-			}
-			n++
 		}
-		return nil
+		return n, nil
 	})
-	return n, err
+}
+
+// expireOne runs the expiry job (ledger.Expire) on the QA qaID and stores
+// the QA when it changed; it reports whether it did.
+func (s *Store) expireOne(tx *bolt.Tx, qaID string, now time.Time) (bool, error) {
+	st, err := getStored(tx, qaID)
+	if err != nil || st == nil || !s.ledger.Expire(&st.Entry, reputation{tx}, now) {
+		return false, err
+	}
+	return true, putStored(tx, st)
 }
