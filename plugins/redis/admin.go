@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/memex-dev/memex/core"
@@ -26,48 +25,27 @@ func (s *Store) Patch(ctx context.Context, req core.PatchRequest) (core.Record, 
 	now := s.now()
 	p := req.ProjectID
 	eid := eventID(req.EventID)
-	unlock, err := s.lockMany(ctx, p, []string{req.QAID})
-	if err != nil {
-		return core.Record{}, err
-	}
-	defer unlock()
 	var out core.Record
-	err = s.retry(ctx, op, func() (bool, error) {
-		st, err := s.readStored(ctx, p, req.QAID)
-		if err != nil {
-			return false, err
-		}
+	err := s.update(ctx, op, p, []string{req.QAID}, nil, s.k.event(p, "p", p, eid), &out, func(w *write) (any, error) {
+		st := w.recs[0]
 		if st == nil {
-			err := s.repeated(ctx, "p", p, eid, &out, ledger.NotFound(req.QAID))
-			return err == nil, err
+			return nil, s.repeated(ctx, "p", p, eid, &out, ledger.NotFound(req.QAID))
 		}
-		key := s.k.qa(p, st.ID)
-		b := newBatch(s.k.event(p, "p", p, eid))
-		b.version(key, st.ver)
-		rep, err := s.readRep(ctx, p, []*trust.State{st.State})
+		rep, err := w.reputation()
 		if err != nil {
-			return false, err
+			return nil, err
 		}
 		e := st.entry(true)
 		reindex := ledger.TextChanged(e.Rec, req)
 		if reindex {
-			s.indexOps(b, st, false)
+			s.indexOps(w.b, st, false)
 		}
 		ch := s.ledger.Verdict(&e, req, rep, now)
 		st.set(e)
 		if reindex {
-			s.indexOps(b, st, true)
+			s.indexOps(w.b, st, true)
 		}
-		s.changeOps(b, p, st.State.Creator, ch)
-		if err := s.keepRefreshed(b, st, rep, ch.Effects, now); err != nil {
-			return false, err
-		}
-		val, err := st.encode(st.ver + 1)
-		if err != nil {
-			return false, err
-		}
-		b.op("set", key, val)
-		return s.commitResult(ctx, b, e.Rec, &out)
+		return e.Rec, w.put(st, ch, now)
 	})
 	if err != nil {
 		return core.Record{}, err
@@ -87,30 +65,18 @@ func (s *Store) Delete(ctx context.Context, projectID, qaID string) error {
 	if err := ctx.Err(); err != nil {
 		return s.wrap(ctx, op, err)
 	}
-	unlock, err := s.lockMany(ctx, projectID, []string{qaID})
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	eid := newID("del_")
-	err = s.retry(ctx, op, func() (bool, error) {
-		st, err := s.readStored(ctx, projectID, qaID)
-		if err != nil {
-			return false, err
-		}
+	var ignored string
+	evKey := s.k.event(projectID, "d", projectID, newID("del_"))
+	err := s.update(ctx, op, projectID, []string{qaID}, nil, evKey, &ignored, func(w *write) (any, error) {
+		st := w.recs[0]
 		if st == nil {
-			return false, ledger.NotFound(qaID)
+			return nil, ledger.NotFound(qaID)
 		}
 		key := s.k.qa(projectID, qaID)
-		b := newBatch(s.k.event(projectID, "d", projectID, eid))
-		b.version(key, st.ver)
-		b.op("del", key)
-		s.indexOps(b, st, false)
-		if err := s.keepStats(b, st, nil); err != nil {
-			return false, err
-		}
-		var ignored string
-		return s.commitResult(ctx, b, qaID, &ignored)
+		w.b.version(key, st.ver)
+		w.b.op("del", key)
+		s.indexOps(w.b, st, false)
+		return qaID, s.keepStats(w.b, st, nil)
 	})
 	if err != nil {
 		return err
@@ -283,9 +249,8 @@ func (s *Store) Expire(ctx context.Context, now time.Time, batch int) (int, erro
 		return 0, s.wrap(ctx, op, err)
 	}
 	slices.Sort(projects)
-	cutoff := now.Add(-s.cfg.params.CandidateTTL).UnixMilli()
+	cutoff := s.ledger.ExpiryCutoff(now).UnixMilli()
 	n := 0
-	var mu sync.Mutex
 	for _, p := range projects {
 		all, err := s.entries(ctx, p)
 		if err != nil {
@@ -307,9 +272,7 @@ func (s *Store) Expire(ctx context.Context, now time.Time, batch int) (int, erro
 				return n, err
 			}
 			if changed {
-				mu.Lock()
 				n++
-				mu.Unlock()
 			}
 		}
 	}
@@ -317,43 +280,19 @@ func (s *Store) Expire(ctx context.Context, now time.Time, batch int) (int, erro
 }
 
 func (s *Store) expireOne(ctx context.Context, p, id string, now time.Time) (bool, error) {
-	unlock, err := s.lockMany(ctx, p, []string{id})
-	if err != nil {
-		return false, err
-	}
-	defer unlock()
-	eid := newID("exp_")
-	changed := false
-	err = s.retry(ctx, "expire", func() (bool, error) {
-		changed = false
-		st, err := s.readStored(ctx, p, id)
-		if err != nil || st == nil {
-			return st == nil, err
-		}
-		e := st.entry(false)
-		if !s.ledger.Expire(&e, trust.NoReputation, now) {
-			return true, nil
-		}
-		st.set(e)
-		rep, err := s.readRep(ctx, p, []*trust.State{st.State})
-		if err != nil {
-			return false, err
-		}
-		key := s.k.qa(p, id)
-		b := newBatch(s.k.event(p, "x", p, eid))
-		b.version(key, st.ver)
-		if err := s.keepRefreshed(b, st, rep, trust.Effects{}, now); err != nil {
-			return false, err
-		}
-		val, err := st.encode(st.ver + 1)
-		if err != nil {
-			return false, err
-		}
-		b.op("set", key, val)
-		var ignored string
-		done, err := s.commitResult(ctx, b, id, &ignored)
-		changed = done && err == nil
-		return done, err
-	})
-	return changed, err
+	var expired string
+	err := s.update(ctx, "expire", p, []string{id}, nil, s.k.event(p, "x", p, newID("exp_")), &expired,
+		func(w *write) (any, error) {
+			st := w.recs[0]
+			if st == nil {
+				return nil, nil
+			}
+			e := st.entry(false)
+			if !s.ledger.Expire(&e, trust.NoReputation, now) {
+				return nil, nil
+			}
+			st.set(e)
+			return id, w.put(st, ledger.Change{}, now)
+		})
+	return expired != "", err
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/memex-dev/memex/core"
-	"github.com/memex-dev/memex/trust"
 	"github.com/memex-dev/memex/trust/ledger"
 )
 
@@ -43,6 +42,11 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 		id = newID("qa_")
 	}
 	shared := ledger.SharedProjects(req.SharedProjects)
+	v, voted := s.ledger.CandidateVote(ctx, req, now)
+	var extra []string
+	if voted {
+		extra = []string{v.Source}
+	}
 	var doc uint64
 	registered, claimed, fresh := false, false, false
 	err := s.retry(ctx, op, func() (bool, error) {
@@ -57,34 +61,26 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 			}
 			defer unlock()
 			// Re-read under the lock so the version is current.
-			if dup, err = s.readStored(ctx, p, dup.ID); err != nil || dup == nil {
+			w, err := s.load(ctx, p, []string{dup.ID}, extra, evKey)
+			if err != nil || w.recs[0] == nil {
 				return false, err
 			}
-			b := newBatch(evKey)
-			if req.Evidence != nil {
-				v := s.ledger.Vote(ctx, req.RunID, req.Evidence.Result, core.NormalizeStrength(string(req.Evidence.Strength)), now)
-				rep, err := s.readRep(ctx, p, []*trust.State{dup.State}, v.Source)
+			dup = w.recs[0]
+			if voted {
+				rep, err := w.reputation()
 				if err != nil {
 					return false, err
 				}
 				e := dup.entry(false)
 				if ch := s.ledger.CandidateEvidence(&e, v, rep, true); ch.Applied {
 					dup.set(e)
-					key := s.k.qa(p, dup.ID)
-					b.version(key, dup.ver)
-					s.changeOps(b, p, dup.State.Creator, ch)
-					if err := s.keepRefreshed(b, dup, rep, ch.Effects, now); err != nil {
+					if err := w.put(dup, ch, now); err != nil {
 						return false, err
 					}
-					val, err := dup.encode(dup.ver + 1)
-					if err != nil {
-						return false, err
-					}
-					b.op("set", key, val)
 				}
 			}
 			res := core.CandidateResult{QAID: dup.ID, Status: dup.State.Status, DeduplicatedInto: dup.ID}
-			return s.commitResult(ctx, b, res, &out)
+			return s.commitResult(ctx, w.b, res, &out)
 		}
 		if doc == 0 {
 			if doc, err = s.nextDocs(ctx, p, 1); err != nil {
@@ -105,46 +101,32 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 			registered = true
 		}
 		e := s.ledger.NewCandidate(req, id, creator, now)
-		key := s.k.qa(p, id)
-		b := newBatch(evKey)
-		b.version(key, 0)
+		st := toStored(e.Rec, e.State, doc)
+		w := &write{s: s, ctx: ctx, p: p, b: newBatch(evKey), recs: []*stored{st}, extra: extra}
+		rep, err := w.reputation()
+		if err != nil {
+			return false, err
+		}
+		var ch ledger.Change
+		if voted {
+			ch = s.ledger.CandidateEvidence(&e, v, rep, false)
+			st.set(e)
+		}
+		if err := w.put(st, ch, now); err != nil {
+			return false, err
+		}
 		if req.QAID == "" {
 			// A concurrent candidate with this text: retry, and fold into it.
 			// One that names its qa_id is a record of its own.
-			b.absentField(s.k.hashes(p, hashField(hash)), hashField(hash))
+			w.b.absentField(s.k.hashes(p, hashField(hash)), hashField(hash))
 		}
 		if req.MaxQAs > 0 {
 			// The project's own-scope document count, checked in the
 			// commit: the quota holds across processes and replicas.
-			b.below(s.k.stats(p), "n:"+ownScope, req.MaxQAs)
+			w.b.below(s.k.stats(p), "n:"+ownScope, req.MaxQAs)
 		}
-		var extra []string
-		var v trust.Vote
-		if req.Evidence != nil {
-			v = s.ledger.Vote(ctx, req.RunID, req.Evidence.Result, core.NormalizeStrength(string(req.Evidence.Strength)), now)
-			extra = append(extra, v.Source)
-		}
-		rep, err := s.readRep(ctx, p, []*trust.State{e.State}, extra...)
-		if err != nil {
-			return false, err
-		}
-		var eff trust.Effects
-		if req.Evidence != nil {
-			ch := s.ledger.CandidateEvidence(&e, v, rep, false)
-			s.changeOps(b, p, e.State.Creator, ch)
-			eff = ch.Effects
-		}
-		st := toStored(e.Rec, e.State, doc)
-		if err := s.keepRefreshed(b, st, rep, eff, now); err != nil {
-			return false, err
-		}
-		val, err := st.encode(1)
-		if err != nil {
-			return false, err
-		}
-		b.op("set", key, val)
-		s.indexOps(b, st, true)
-		done, err := s.commitResult(ctx, b, core.CandidateResult{QAID: id, Status: st.State.Status}, &out)
+		s.indexOps(w.b, st, true)
+		done, err := s.commitResult(ctx, w.b, core.CandidateResult{QAID: id, Status: st.State.Status}, &out)
 		if errors.Is(err, errAtMax) {
 			return false, ledger.QAQuota(req.MaxQAs, req.MaxQAs) // the commit saw the project full
 		}
@@ -157,27 +139,6 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 		return core.CandidateResult{}, err
 	}
 	return out, nil
-}
-
-// commitResult commits b with res as the event result; out gets res, or
-// the stored result of a repeated event.
-func (s *Store) commitResult(ctx context.Context, b *batch, res any, out any) (bool, error) {
-	body, err := json.Marshal(res)
-	if err != nil {
-		return false, err
-	}
-	code, prev, err := s.commit(ctx, b, string(body))
-	switch {
-	case err != nil:
-		return false, err
-	case code == commitAtMax:
-		return false, errAtMax
-	case code == commitRepeated:
-		return true, json.Unmarshal([]byte(prev), out)
-	case code == commitApplied:
-		return true, json.Unmarshal(body, out)
-	}
-	return false, nil
 }
 
 // findDuplicate returns the QA that req duplicates (ledger.Duplicate): the

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -11,7 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/trust"
 	"github.com/memex-dev/memex/trust/ledger"
 )
 
@@ -198,6 +202,166 @@ func (s *Store) retry(ctx context.Context, op string, attempt func() (bool, erro
 		}
 	}
 	return fmt.Errorf("redis: %s: %w (write contention: %d attempts)", op, core.ErrUnavailable, maxCommitAttempts)
+}
+
+// write is one atomic write of QAs of project p: the records read at
+// their versions (recs[i] is the QA ids[i] of load, nil when absent), the
+// batch that commits it, and what it needs of the project's book.
+type write struct {
+	s     *Store
+	ctx   context.Context
+	p     string
+	b     *batch
+	recs  []*stored
+	extra []string // sources besides the records' whose reputation the write needs
+	// ask are the book's fields read with the records (the hints of their
+	// last writes), vals their values; rep is the reputation once read.
+	ask  []string
+	vals []any
+	rep  *reputation
+}
+
+// load reads the QAs ids of p and, in the same round trip, the book's
+// fields their last writes needed (repHints) and those of the extra
+// sources, for a write with event key evKey.
+func (s *Store) load(ctx context.Context, p string, ids []string, extra []string, evKey string) (*write, error) {
+	w := &write{s: s, ctx: ctx, p: p, b: newBatch(evKey), recs: make([]*stored, len(ids)), extra: extra}
+	pipe := s.rdb.Pipeline()
+	gets := make([]*redis.StringCmd, len(ids))
+	for i, id := range ids {
+		gets[i] = pipe.Get(ctx, s.k.qa(p, id))
+		w.ask = append(w.ask, s.hints.get(p+"\x00"+id)...)
+	}
+	for _, src := range extra {
+		w.ask = append(w.ask, "sa:"+src, "sd:"+src)
+	}
+	var repCmd *redis.SliceCmd
+	if len(w.ask) > 0 {
+		repCmd = pipe.HMGet(ctx, s.k.rep(p), w.ask...)
+	}
+	if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	for i, id := range ids {
+		v, err := gets[i].Result()
+		if errors.Is(err, redis.Nil) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		if w.recs[i], err = decodeStored(p, id, v); err != nil {
+			return nil, err
+		}
+	}
+	if repCmd != nil {
+		var err error
+		if w.vals, err = repCmd.Result(); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// reputation returns the entries of the book the write's records (their
+// sources and creators, as read) and its extra sources need: from the
+// fields read with the records when those cover them, else read now. Each
+// record's fields become its hint for its next write.
+func (w *write) reputation() (reputation, error) {
+	if w.rep != nil {
+		return *w.rep, nil
+	}
+	var states []*trust.State
+	for _, st := range w.recs {
+		if st != nil {
+			states = append(states, st.State)
+		}
+	}
+	rep := reputation{src: map[string]trust.SourceRep{}, cre: map[string]trust.CreatorRep{}}
+	if need := repFields(states, w.extra...); w.vals != nil && covers(w.ask, need) {
+		fillRep(&rep, w.ask, w.vals)
+	} else {
+		var err error
+		if rep, err = w.s.readRep(w.ctx, w.p, states, w.extra...); err != nil {
+			return rep, err
+		}
+	}
+	for _, st := range w.recs {
+		if st != nil {
+			w.s.hints.put(w.p+"\x00"+st.ID, repFields([]*trust.State{st.State}, w.extra...))
+		}
+	}
+	w.rep = &rep
+	return rep, nil
+}
+
+// put queues the write-back of st, which the ledger changed with ch at
+// now: the check that st is still at the version read (0: absent), what
+// ch asks besides (changeOps), st's share of the statistics and the
+// record at its next version.
+func (w *write) put(st *stored, ch ledger.Change, now time.Time) error {
+	rep, err := w.reputation()
+	if err != nil {
+		return err
+	}
+	key := w.s.k.qa(st.project, st.ID)
+	w.b.version(key, st.ver)
+	w.s.changeOps(w.b, st.project, st.State.Creator, ch)
+	if err := w.s.keepRefreshed(w.b, st, rep, ch.Effects, now); err != nil {
+		return err
+	}
+	val, err := st.encode(st.ver + 1)
+	if err != nil {
+		return err
+	}
+	w.b.op("set", key, val)
+	return nil
+}
+
+// update runs an event on the QAs ids of project p, deduplicated by its
+// event key evKey: under the QAs' locks it loads them (with the extra
+// sources' reputation), lets apply queue the write on w.b and name its
+// result, and commits, retrying on a conflict. out gets the result, or
+// the stored result of a repeated event. A nil result commits nothing:
+// the event is done.
+func (s *Store) update(ctx context.Context, op, p string, ids, extra []string, evKey string, out any,
+	apply func(w *write) (any, error)) error {
+	unlock, err := s.lockMany(ctx, p, ids)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return s.retry(ctx, op, func() (bool, error) {
+		w, err := s.load(ctx, p, ids, extra, evKey)
+		if err != nil {
+			return false, err
+		}
+		res, err := apply(w)
+		if err != nil || res == nil {
+			return err == nil, err
+		}
+		return s.commitResult(ctx, w.b, res, out)
+	})
+}
+
+// commitResult commits b with res as the event result; out gets res, or
+// the stored result of a repeated event.
+func (s *Store) commitResult(ctx context.Context, b *batch, res any, out any) (bool, error) {
+	body, err := json.Marshal(res)
+	if err != nil {
+		return false, err
+	}
+	code, prev, err := s.commit(ctx, b, string(body))
+	switch {
+	case err != nil:
+		return false, err
+	case code == commitAtMax:
+		return false, errAtMax
+	case code == commitRepeated:
+		return true, json.Unmarshal([]byte(prev), out)
+	case code == commitApplied:
+		return true, json.Unmarshal(body, out)
+	}
+	return false, nil
 }
 
 func eventID(id string) string {

@@ -2,16 +2,11 @@ package redisstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/memex-dev/memex/core"
-	"github.com/memex-dev/memex/trust"
 	"github.com/memex-dev/memex/trust/ledger"
 )
 
@@ -69,64 +64,16 @@ func (s *Store) hitGroup(ctx context.Context, req core.HitRequest, owner string,
 			ids = append(ids, ref.QAID)
 		}
 	}
-	unlock, err := s.lockMany(ctx, owner, ids)
-	if err != nil {
-		return 0, err
-	}
-	defer unlock()
 	n := 0
-	err = s.retry(ctx, "record hit", func() (bool, error) {
-		// The records and the reputation entries their last writes needed
-		// (repHints) in one round trip; the entries again only if a state
-		// names one the hints did not.
-		var ask []string
-		pipe := s.rdb.Pipeline()
-		gets := make([]*redis.StringCmd, len(ids))
-		for i, id := range ids {
-			gets[i] = pipe.Get(ctx, s.k.qa(owner, id))
-			ask = append(ask, s.hints.get(owner+"\x00"+id)...)
-		}
-		var repCmd *redis.SliceCmd
-		if len(ask) > 0 {
-			repCmd = pipe.HMGet(ctx, s.k.rep(owner), ask...)
-		}
-		if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
-			return false, err
-		}
+	err := s.update(ctx, "record hit", owner, ids, nil, s.k.event(owner, "h", req.ProjectID, eid), &n, func(w *write) (any, error) {
 		recs := map[string]*stored{}
-		var states []*trust.State
-		for i, id := range ids {
-			v, err := gets[i].Result()
-			if errors.Is(err, redis.Nil) {
-				continue
-			} else if err != nil {
-				return false, err
-			}
-			st, err := decodeStored(owner, id, v)
-			if err != nil {
-				return false, err
-			}
-			if ledger.Visible(owner, st.Shared, req.ProjectID) {
-				recs[id] = st
-				states = append(states, st.State)
-				s.hints.put(owner+"\x00"+id, repFields([]*trust.State{st.State}))
+		for i, st := range w.recs {
+			if st != nil && !ledger.Visible(owner, st.Shared, req.ProjectID) {
+				w.recs[i] = nil // not counted, and its reputation is not read
+			} else if st != nil {
+				recs[st.ID] = st
 			}
 		}
-		rep := reputation{src: map[string]trust.SourceRep{}, cre: map[string]trust.CreatorRep{}}
-		if need := repFields(states); repCmd != nil && covers(ask, need) {
-			vals, err := repCmd.Result()
-			if err != nil {
-				return false, err
-			}
-			fillRep(&rep, ask, vals)
-		} else {
-			r, err := s.readRep(ctx, owner, states)
-			if err != nil {
-				return false, err
-			}
-			rep = r
-		}
-		b := newBatch(s.k.event(owner, "h", req.ProjectID, eid))
 		count := 0
 		for _, ref := range req.References {
 			st := recs[ref.QAID]
@@ -140,34 +87,14 @@ func (s *Store) hitGroup(ctx context.Context, req core.HitRequest, owner string,
 			st.set(e)
 			count++
 		}
-		for _, id := range ids {
-			st := recs[id]
-			if st == nil {
-				continue
+		for _, st := range w.recs {
+			if st != nil {
+				if err := w.put(st, ledger.Change{}, now); err != nil {
+					return nil, err
+				}
 			}
-			key := s.k.qa(owner, id)
-			b.version(key, st.ver)
-			if err := s.keepRefreshed(b, st, rep, trust.Effects{}, now); err != nil {
-				return false, err
-			}
-			val, err := st.encode(st.ver + 1)
-			if err != nil {
-				return false, err
-			}
-			b.op("set", key, val)
 		}
-		code, prev, err := s.commit(ctx, b, strconv.Itoa(count))
-		switch {
-		case err != nil:
-			return false, err
-		case code == commitRepeated:
-			n, err = strconv.Atoi(prev)
-			return true, err
-		case code == commitApplied:
-			n = count
-			return true, nil
-		}
-		return false, nil
+		return count, nil // its JSON is the decimal count
 	})
 	return n, err
 }

@@ -98,25 +98,19 @@ func (s *Store) indexOps(b *batch, st *stored, add bool) {
 	}
 }
 
-// registerShared records, under each target project's tag, that project
-// shares QA id with it (read by search and by locate). It runs before the
-// owner's write; a stale entry is harmless (the record is checked).
+// registerShared records, under the tag of each project id is shared into
+// (ledger.SharedInto), that project shares QA id with it (read by search
+// and by locate). It runs before the owner's write; a stale entry is
+// harmless (the record is checked).
 func (s *Store) registerShared(ctx context.Context, project, id string, shared []string) error {
-	if project == core.GlobalProject {
+	into := ledger.SharedInto(project, shared)
+	if len(into) == 0 {
 		return nil
 	}
 	pipe := s.rdb.Pipeline()
-	n := 0
-	for _, t := range shared {
-		if t == project || t == core.GlobalProject {
-			continue
-		}
+	for _, t := range into {
 		pipe.SAdd(ctx, s.k.sharers(t), project)
 		pipe.HSet(ctx, s.k.sharedIn(t), id, project)
-		n++
-	}
-	if n == 0 {
-		return nil
 	}
 	_, err := pipe.Exec(ctx)
 	return err

@@ -356,11 +356,14 @@ end
 return out
 `}
 
-// redeemReceiptScript marks a receipt used by a source, once.
+// receiptScript redeems a receipt (marks it used by a source, once) or,
+// with ARGV[3] "restore", gives a redeemed one back (its write did not
+// commit: SPEC §5.4), for its source only.
 //
 //	KEYS[1] the receipt's key; KEYS[2] its search receipt's key (the same
 //	for a search receipt); ARGV[1] source; ARGV[2] n, its place among the
-//	search receipt's per-QA receipts (0 for a search receipt)
+//	search receipt's per-QA receipts (0 for a search receipt); ARGV[3]
+//	"redeem" or "restore"
 //
 // A receipt is a string (receiptValue: a state byte, 'n' new or 'u' used,
 // the source, NUL, the JSON) written by a plain SET NX, or, for a search
@@ -371,10 +374,11 @@ return out
 // JSON, src, used) by earlier versions are still redeemed until they
 // expire.
 //
-// Returns {0} unknown/expired, {1} another source's, {2} already used,
-// {3, JSON, n} redeemed now (the JSON is the search receipt's when n > 0).
-var redeemReceiptScript = &script{src: `
-local key, n = KEYS[1], 0
+// A redeem returns {0} unknown/expired, {1} another source's, {2} already
+// used, {3, JSON, n} redeemed now (the JSON is the search receipt's when
+// n > 0); a restore {0}, {1}, or {2} restored (or it was not spent).
+var receiptScript = &script{src: `
+local key, n, redeem = KEYS[1], 0, ARGV[3] == 'redeem'
 local t = redis.call('TYPE', key)['ok']
 if t == 'none' and tonumber(ARGV[2]) > 0 then
   key, n = KEYS[2], tonumber(ARGV[2])
@@ -384,71 +388,29 @@ if t == 'hash' and n == 0 then
   local r = redis.call('HMGET', key, 'j', 'src', 'used')
   if not r[1] then return {0} end
   if r[2] ~= ARGV[1] then return {1} end
+  if not redeem then redis.call('HSET', key, 'used', '0'); return {2} end
   if r[3] == '1' then return {2} end
   redis.call('HSET', key, 'used', '1')
   return {3, r[1], 0}
 end
 if t ~= 'string' then return {0} end
 local v = redis.call('GET', key)
+-- off: the 0-based offset of the receipt's state byte.
+local off, src, j = 0, nil, nil
 if string.sub(v, 1, 1) == 'F' then
   local m, rest = string.match(v, '^F(%d+):(.*)$')
-  if not m then return {0} end
-  m = tonumber(m)
-  if n > m then return {0} end
-  local src, j = string.match(string.sub(rest, m + 2), '^(.*)%z([^%z]*)$')
-  if not src then return {0} end
-  if src ~= ARGV[1] then return {1} end
-  local off = #v - #rest + n
-  if string.sub(v, off + 1, off + 1) ~= 'n' then return {2} end
-  redis.call('SETRANGE', key, off, 'u')
-  return {3, j, n}
+  if not m or n > tonumber(m) then return {0} end
+  src, j = string.match(string.sub(rest, tonumber(m) + 2), '^(.*)%z([^%z]*)$')
+  off = #v - #rest + n
+elseif n == 0 then
+  src, j = string.match(v, '^[nu](.*)%z([^%z]*)$')
 end
-if n > 0 then return {0} end
-local state, src, j = string.match(v, '^([nu])(.*)%z([^%z]*)$')
-if not state then return {0} end
-if src ~= ARGV[1] then return {1} end
-if state == 'u' then return {2} end
-redis.call('SETRANGE', key, 0, 'u')
-return {3, j, 0}
-`}
-
-// restoreReceiptScript gives back a redeemed receipt (its write did not
-// commit: SPEC §5.4), for its source only. KEYS and ARGV as for
-// redeemReceiptScript. Returns {0} unknown/expired, {1} another source's,
-// {2} restored (or it was not spent).
-var restoreReceiptScript = &script{src: `
-local key, n = KEYS[1], 0
-local t = redis.call('TYPE', key)['ok']
-if t == 'none' and tonumber(ARGV[2]) > 0 then
-  key, n = KEYS[2], tonumber(ARGV[2])
-  t = redis.call('TYPE', key)['ok']
-end
-if t == 'hash' and n == 0 then
-  local r = redis.call('HMGET', key, 'j', 'src')
-  if not r[1] then return {0} end
-  if r[2] ~= ARGV[1] then return {1} end
-  redis.call('HSET', key, 'used', '0')
-  return {2}
-end
-if t ~= 'string' then return {0} end
-local v = redis.call('GET', key)
-if string.sub(v, 1, 1) == 'F' then
-  local m, rest = string.match(v, '^F(%d+):(.*)$')
-  if not m then return {0} end
-  m = tonumber(m)
-  if n > m then return {0} end
-  local src = string.match(string.sub(rest, m + 2), '^(.*)%z[^%z]*$')
-  if not src then return {0} end
-  if src ~= ARGV[1] then return {1} end
-  redis.call('SETRANGE', key, #v - #rest + n, 'n')
-  return {2}
-end
-if n > 0 then return {0} end
-local src = string.match(v, '^[nu](.*)%z[^%z]*$')
 if not src then return {0} end
 if src ~= ARGV[1] then return {1} end
-redis.call('SETRANGE', key, 0, 'n')
-return {2}
+if not redeem then redis.call('SETRANGE', key, off, 'n'); return {2} end
+if string.sub(v, off + 1, off + 1) ~= 'n' then return {2} end
+redis.call('SETRANGE', key, off, 'u')
+return {3, j, n}
 `}
 
 // statsScript reads a project's kept statistics (agg.go) in one call.

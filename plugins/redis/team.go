@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/trust/ledger"
 )
 
 // IssueReceipt stores a receipt until its expiry; idempotent per id.
@@ -165,19 +166,11 @@ func receiptValue(source string, body []byte, items int) string {
 // RedeemReceipt marks a receipt used by source, once.
 func (s *Store) RedeemReceipt(ctx context.Context, projectID, receiptID, source string, now time.Time) (core.Receipt, error) {
 	const op = "redeem receipt"
-	if err := core.ValidateProjectID(projectID); err != nil {
-		return core.Receipt{}, fmt.Errorf("redis: %s: %w", op, err)
-	}
-	if receiptID == "" || len(receiptID) > core.MaxQAIDLen {
-		return core.Receipt{}, fmt.Errorf("redis: %s: %w", op, core.ErrNotFound)
-	}
-	search, n := core.SplitReceiptID(receiptID)
-	v, err := s.eval(ctx, redeemReceiptScript.get(), []string{s.k.receipt(projectID, receiptID), s.k.receipt(projectID, search)}, source, n).Slice()
+	v, err := s.receiptOp(ctx, op, projectID, receiptID, source, "redeem")
 	if err != nil {
-		return core.Receipt{}, s.wrap(ctx, op, err)
+		return core.Receipt{}, err
 	}
-	code, _ := v[0].(int64)
-	switch code {
+	switch code, _ := v[0].(int64); code {
 	case 0:
 		return core.Receipt{}, fmt.Errorf("redis: %s: receipt %s: %w", op, receiptID, core.ErrNotFound)
 	case 1:
@@ -207,16 +200,9 @@ func (s *Store) RedeemReceipt(ctx context.Context, projectID, receiptID, source 
 // commit (core.ReceiptRestorer), so the write's retry may quote it again.
 func (s *Store) RestoreReceipt(ctx context.Context, projectID, receiptID, source string) error {
 	const op = "restore receipt"
-	if err := core.ValidateProjectID(projectID); err != nil {
-		return fmt.Errorf("redis: %s: %w", op, err)
-	}
-	if receiptID == "" || len(receiptID) > core.MaxQAIDLen {
-		return fmt.Errorf("redis: %s: %w", op, core.ErrNotFound)
-	}
-	search, n := core.SplitReceiptID(receiptID)
-	v, err := s.eval(ctx, restoreReceiptScript.get(), []string{s.k.receipt(projectID, receiptID), s.k.receipt(projectID, search)}, source, n).Slice()
+	v, err := s.receiptOp(ctx, op, projectID, receiptID, source, "restore")
 	if err != nil {
-		return s.wrap(ctx, op, err)
+		return err
 	}
 	switch code, _ := v[0].(int64); code {
 	case 0:
@@ -225,6 +211,25 @@ func (s *Store) RestoreReceipt(ctx context.Context, projectID, receiptID, source
 		return fmt.Errorf("redis: %s: receipt %s was issued to another source: %w", op, receiptID, core.ErrConflict)
 	}
 	return nil
+}
+
+// receiptOp runs receiptScript's mode ("redeem" or "restore") on receipt
+// receiptID of the project for source. An id no receipt can have is not
+// found.
+func (s *Store) receiptOp(ctx context.Context, op, projectID, receiptID, source, mode string) ([]any, error) {
+	if err := core.ValidateProjectID(projectID); err != nil {
+		return nil, fmt.Errorf("redis: %s: %w", op, err)
+	}
+	if receiptID == "" || len(receiptID) > core.MaxQAIDLen {
+		return nil, fmt.Errorf("redis: %s: %w", op, core.ErrNotFound)
+	}
+	search, n := core.SplitReceiptID(receiptID)
+	keys := []string{s.k.receipt(projectID, receiptID), s.k.receipt(projectID, search)}
+	v, err := s.eval(ctx, receiptScript.get(), keys, source, n, mode).Slice()
+	if err != nil {
+		return nil, s.wrap(ctx, op, err)
+	}
+	return v, nil
 }
 
 // AppendAudit appends an entry to the project's capped audit stream.
@@ -386,16 +391,14 @@ func isOlderID(err error) bool {
 	return errors.As(err, &re) && len(re.Error()) > 3 && re.Error()[:3] == "ERR"
 }
 
-// Audit returns up to limit entries (0: 100) of the project at or after
+// Audit returns up to limit entries (ledger.AuditLimit) of the project at or after
 // since, oldest first.
 func (s *Store) Audit(ctx context.Context, projectID string, since time.Time, limit int) ([]core.AuditEntry, error) {
 	const op = "audit"
 	if err := core.ValidateProjectID(projectID); err != nil {
 		return nil, fmt.Errorf("redis: %s: %w", op, err)
 	}
-	if limit <= 0 {
-		limit = 100
-	}
+	limit = ledger.AuditLimit(limit)
 	start := "-"
 	if !since.IsZero() {
 		start = strconv.FormatInt(max(since.UnixMilli(), 0), 10)

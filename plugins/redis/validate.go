@@ -75,38 +75,29 @@ func (s *Store) RecordValidationBefore(ctx context.Context, req core.ValidateReq
 		if err := ledger.MayVote(ctx, st.project); err != nil {
 			return false, err
 		}
-		need := repFields([]*trust.State{st.State}, v.Source)
-		var rep reputation
-		if st.project == req.ProjectID && hinted != nil && covers(ask, need) {
-			rep = reputation{src: map[string]trust.SourceRep{}, cre: map[string]trust.CreatorRep{}}
-			fillRep(&rep, ask, hinted)
-		} else if rep, err = s.readRep(ctx, st.project, []*trust.State{st.State}, v.Source); err != nil {
+		w := &write{s: s, ctx: ctx, p: st.project, b: newBatch(s.k.event(st.project, "v", req.ProjectID, eid)),
+			recs: []*stored{st}, extra: []string{v.Source}}
+		if st.project == req.ProjectID {
+			w.ask, w.vals = ask, hinted // the owner's book, read with the record
+		}
+		rep, err := w.reputation()
+		if err != nil {
 			return false, err
 		}
-		s.hints.put(hintKey, need)
 		e := st.entry(true)
 		s.ledger.Refresh(&e, rep, now)
 		before = e.Rec
 		ch := s.ledger.Validation(&e, v, rep)
 		rec := e.Rec
 		st.set(e)
-		key := s.k.qa(st.project, st.ID)
-		b := newBatch(s.k.event(st.project, "v", req.ProjectID, eid))
-		b.version(key, st.ver)
-		s.changeOps(b, st.project, st.State.Creator, ch)
-		if err := s.keepRefreshed(b, st, rep, ch.Effects, now); err != nil {
+		if err := w.put(st, ch, now); err != nil {
 			return false, err
 		}
-		val, err := st.encode(st.ver + 1)
-		if err != nil {
-			return false, err
-		}
-		b.op("set", key, val)
 		body, err := json.Marshal(withoutText(rec))
 		if err != nil {
 			return false, err
 		}
-		code, prev, err := s.commit(ctx, b, string(body))
+		code, prev, err := s.commit(ctx, w.b, string(body))
 		switch {
 		case err != nil:
 			return false, err

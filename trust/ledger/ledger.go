@@ -113,6 +113,17 @@ func (l *Ledger) Vote(ctx context.Context, runID string, res core.Result, streng
 	return trust.Vote{Source: src, Result: res, Strength: strength, At: at, Human: p.Human, Trusted: p.Trusted}
 }
 
+// CandidateVote is a candidate's evidence — the result of the run that
+// wrote it — as the vote of the principal in ctx (or of the run) at at;
+// ok is false when the candidate carries none.
+func (l *Ledger) CandidateVote(ctx context.Context, req core.CandidateRequest, at time.Time) (v trust.Vote, ok bool) {
+	if req.Evidence == nil {
+		return trust.Vote{}, false
+	}
+	strength := core.NormalizeStrength(string(req.Evidence.Strength))
+	return l.Vote(ctx, req.RunID, req.Evidence.Result, strength, at), true
+}
+
 // MayVote returns nil when the principal in ctx may report on a QA owned by
 // owner — a validation or a hit: its project patterns cover the QA's own
 // project (a key that reads a global or shared QA from its project does
@@ -191,6 +202,19 @@ func ListFilter(req core.ListRequest) func(core.Record) bool {
 			r.ValidationLevel >= req.MinLevel &&
 			(q == "" || strings.Contains(strings.ToLower(r.Question), q) || strings.Contains(strings.ToLower(r.Answer), q))
 	}
+}
+
+// DefaultAuditLimit is how many audit entries a read returns when it names
+// no limit.
+const DefaultAuditLimit = 100
+
+// AuditLimit is how many audit entries a read asking for limit returns:
+// limit, or DefaultAuditLimit when limit ≤ 0.
+func AuditLimit(limit int) int {
+	if limit <= 0 {
+		return DefaultAuditLimit
+	}
+	return limit
 }
 
 // NotFound is the error of a QA that does not exist or is not visible.
@@ -479,6 +503,14 @@ func (l *Ledger) Expire(e *Entry, rep trust.Reputation, now time.Time) bool {
 	e.Rec.UpdatedAt = now
 	l.Refresh(e, rep, now)
 	return true
+}
+
+// ExpiryCutoff is the latest created_at of a QA that Expire may deprecate
+// at now: a younger QA is neither a candidate past the candidate TTL nor
+// blocked for that long, so an expiry job reads only QAs created at or
+// before it.
+func (l *Ledger) ExpiryCutoff(now time.Time) time.Time {
+	return now.Add(-l.m.Params().CandidateTTL)
 }
 
 // blockedTooLong reports whether e is blocked by consecutive fails and its
