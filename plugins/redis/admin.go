@@ -143,99 +143,71 @@ func (s *Store) importChunk(ctx context.Context, p string, rs []core.Record, now
 	ids := make([]string, len(rs))
 	for i, r := range rs {
 		ids[i] = r.QAID
-	}
-	unlock, err := s.lockMany(ctx, p, ids)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	for _, r := range rs {
 		if err := s.registerShared(ctx, p, r.QAID, r.SharedProjects); err != nil {
 			return s.wrap(ctx, "import", err)
 		}
 	}
-	eid := newID("imp_")
 	var newDocs []uint64
-	return s.retry(ctx, "import", func() (bool, error) {
-		keys := make([]string, len(rs))
-		for i, r := range rs {
-			keys[i] = s.k.qa(p, r.QAID)
-		}
-		vals, err := s.rdb.MGet(ctx, keys...).Result()
-		if err != nil {
-			return false, err
-		}
+	var ignored int
+	return s.update(ctx, "import", p, ids, nil, s.k.event(p, "i", p, newID("imp_")), &ignored, func(w *write) (any, error) {
+		// A qa_id may come twice in a chunk: each QA is checked once, at
+		// the version read, and each later record replaces the one before.
 		cur := map[string]*stored{}
 		firstVer := map[string]int64{}
 		need := 0
-		for i, v := range vals {
-			str, ok := v.(string)
-			if !ok {
-				if _, seen := firstVer[rs[i].QAID]; !seen {
-					firstVer[rs[i].QAID] = 0
-					need++
-				}
+		for i, id := range ids {
+			if _, seen := firstVer[id]; seen {
 				continue
 			}
-			st, err := decodeStored(p, rs[i].QAID, str)
-			if err != nil {
-				return false, fmt.Errorf("record %s: %w", rs[i].QAID, err)
+			if old := w.recs[i]; old != nil {
+				cur[id], firstVer[id] = old, old.ver
+			} else {
+				firstVer[id] = 0
+				need++
 			}
-			cur[rs[i].QAID] = st
-			firstVer[rs[i].QAID] = st.ver
 		}
 		if len(newDocs) < need {
 			first, err := s.nextDocs(ctx, p, need-len(newDocs))
 			if err != nil {
-				return false, err
+				return nil, err
 			}
 			for d := range uint64(need - len(newDocs)) {
 				newDocs = append(newDocs, first+d)
 			}
 		}
 		free := slices.Clone(newDocs)
-		entries := make([]ledger.Entry, len(rs))
-		states := make([]*trust.State, len(rs))
-		for i, r := range rs {
-			entries[i] = s.ledger.Import(r, now)
-			states[i] = entries[i].State
-		}
-		rep, err := s.readRep(ctx, p, states)
-		if err != nil {
-			return false, err
-		}
-		b := newBatch(s.k.event(p, "i", p, eid))
 		for _, id := range slices.Sorted(maps.Keys(firstVer)) {
-			b.version(s.k.qa(p, id), firstVer[id])
+			w.b.version(s.k.qa(p, id), firstVer[id])
 		}
+		// The write's records are the imported ones: the reputation read
+		// is that of their sources and creators.
 		for i, r := range rs {
-			old := cur[r.QAID]
-			var doc uint64
-			if old != nil {
-				s.indexOps(b, old, false)
-				doc = old.Doc
+			e := s.ledger.Import(r, now)
+			w.recs[i] = toStored(e.Rec, e.State, 0)
+		}
+		rep, err := w.reputation()
+		if err != nil {
+			return nil, err
+		}
+		for _, st := range w.recs {
+			if old := cur[st.ID]; old != nil {
+				s.indexOps(w.b, old, false)
+				st.Doc, st.ver = old.Doc, old.ver+1
 			} else {
-				doc, free = free[0], free[1:]
-			}
-			e := entries[i]
-			st := toStored(e.Rec, e.State, doc)
-			st.ver = 1
-			if old != nil {
-				st.ver = old.ver + 1
+				st.Doc, free, st.ver = free[0], free[1:], 1
 			}
 			val, err := st.encode(st.ver)
 			if err != nil {
-				return false, err
+				return nil, err
 			}
-			b.op("set", s.k.qa(p, r.QAID), val)
-			s.indexOps(b, st, true)
-			if err := s.keepRefreshed(b, st, rep, trust.Effects{}, now); err != nil {
-				return false, err
+			w.b.op("set", s.k.qa(p, st.ID), val)
+			s.indexOps(w.b, st, true)
+			if err := s.keepRefreshed(w.b, st, rep, trust.Effects{}, now); err != nil {
+				return nil, err
 			}
-			cur[r.QAID] = st
+			cur[st.ID] = st
 		}
-		var ignored int
-		return s.commitResult(ctx, b, len(rs), &ignored)
+		return len(rs), nil
 	})
 }
 

@@ -250,7 +250,7 @@ func (s *Store) load(ctx context.Context, p string, ids []string, extra []string
 			return nil, err
 		}
 		if w.recs[i], err = decodeStored(p, id, v); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("record %s: %w", id, err)
 		}
 	}
 	if repCmd != nil {

@@ -278,8 +278,6 @@ while i <= argc do
     redis.call('HINCRBYFLOAT', k, ARGV[i + 2], ARGV[i + 3]); i = i + 4
   elseif op == 'setrange' then
     redis.call('SETRANGE', k, tonumber(ARGV[i + 2]), ARGV[i + 3]); i = i + 4
-  elseif op == 'sadd' then
-    redis.call('SADD', k, ARGV[i + 2]); i = i + 3
   elseif op == 'padd' then
     padd(k, KEYS[tonumber(ARGV[i + 2])], ARGV[i + 3], tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]), ARGV[i + 6]); i = i + 7
   elseif op == 'chg' then

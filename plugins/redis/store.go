@@ -59,7 +59,6 @@ const (
 	maxCommitAttempts   = 100
 	maxCommitBackoff    = 20 * time.Millisecond
 	searchMinCandidates = 50
-	dupCandidates       = 5
 	lockStripes         = 256
 	defaultListLimit    = 100
 )
@@ -130,12 +129,6 @@ type Store struct {
 	idsMu    sync.Mutex
 	// hints of the reputation fields each QA's writes need.
 	hints repHints
-
-	// the audit writer (team.go), started on the first AppendAudit;
-	// auditMu orders its start with Close.
-	auditMu     sync.Mutex
-	auditCh     chan *auditItem
-	auditClosed bool
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -358,14 +351,11 @@ func setTimeouts(dial, read, write, pool *time.Duration) {
 // Name is "redis".
 func (s *Store) Name() string { return "redis" }
 
-// Close stops the cluster reload loop and closes the client when Open made
-// it. A client passed to New is left open.
+// Close stops the cluster reload loop and audit appends, and closes the
+// client when Open made it. A client passed to New is left open.
 func (s *Store) Close() error {
 	var err error
 	s.stopOnce.Do(func() {
-		s.auditMu.Lock()
-		s.auditClosed = true
-		s.auditMu.Unlock()
 		close(s.stop)
 		s.wg.Wait()
 		if s.owned {

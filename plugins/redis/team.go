@@ -232,11 +232,11 @@ func (s *Store) receiptOp(ctx context.Context, op, projectID, receiptID, source,
 	return v, nil
 }
 
-// AppendAudit appends an entry to the project's capped audit stream.
-// Concurrent appends are written together: one writer goroutine sends
-// what has queued up as one pipeline (group commit), and each caller
-// returns when its own entry is stored (or its context ends first; the
-// entry may then still be stored).
+// AppendAudit appends an entry to the project's capped audit stream,
+// under an id of its time. Concurrent appends are written together (the
+// batcher's pipelines, batch.go), and each caller returns when its own
+// entry is stored (or its context ends first; the entry may then still be
+// stored). An append after Close fails at once.
 func (s *Store) AppendAudit(ctx context.Context, e core.AuditEntry) error {
 	const op = "append audit"
 	if err := core.ValidateProjectID(e.ProjectID); err != nil {
@@ -249,141 +249,29 @@ func (s *Store) AppendAudit(ctx context.Context, e core.AuditEntry) error {
 	if err != nil {
 		return fmt.Errorf("redis: %s: %w", op, err)
 	}
-	if err := ctx.Err(); err != nil {
+	select {
+	case <-s.stop:
+		return s.wrap(ctx, op, redis.ErrClosed)
+	default:
+	}
+	a := &redis.XAddArgs{Stream: s.k.audit(e.ProjectID), MaxLen: s.cfg.auditCap, Approx: true, Values: []any{"e", string(body)},
+		ID: strconv.FormatInt(e.Time.UnixMilli(), 10) + "-*"}
+	if err := s.xadd(ctx, a); isOlderID(err) {
+		// The entry's time is behind the stream's last id: let Redis
+		// assign one (entries stay in append order).
+		a.ID = ""
+		return s.wrap(ctx, op, s.xadd(ctx, a))
+	} else if err != nil {
 		return s.wrap(ctx, op, err)
-	}
-	it := &auditItem{stream: s.k.audit(e.ProjectID), id: strconv.FormatInt(e.Time.UnixMilli(), 10) + "-*", body: string(body), done: make(chan struct{})}
-	it.deadline, _ = ctx.Deadline()
-	ch := s.auditQueue()
-	if ch == nil {
-		return s.wrap(ctx, op, redis.ErrClosed)
-	}
-	select {
-	case ch <- it:
-	case <-s.stop:
-		return s.wrap(ctx, op, redis.ErrClosed)
-	case <-ctx.Done():
-		return s.wrap(ctx, op, ctx.Err())
-	}
-	select {
-	case <-it.done:
-	case <-ctx.Done():
-		return s.wrap(ctx, op, ctx.Err())
-	case <-s.stop:
-		select {
-		case <-it.done: // written while the store closed
-		case <-time.After(ReadTimeout + WriteTimeout):
-			return s.wrap(ctx, op, redis.ErrClosed)
-		}
-	}
-	if it.err != nil {
-		return s.wrap(ctx, op, it.err)
 	}
 	return nil
 }
 
-// auditQueue returns the audit writer's queue, starting the writer on
-// first use; nil once the store is closed.
-func (s *Store) auditQueue() chan *auditItem {
-	s.auditMu.Lock()
-	defer s.auditMu.Unlock()
-	if s.auditClosed {
-		return nil
-	}
-	if s.auditCh == nil {
-		s.auditCh = make(chan *auditItem, 4*auditBatch)
-		s.wg.Add(1)
-		go s.auditWriter(s.auditCh)
-	}
-	return s.auditCh
-}
-
-// auditItem is one entry waiting for the audit writer.
-type auditItem struct {
-	stream, id, body string
-	deadline         time.Time // the caller's; zero: none
-	err              error
-	done             chan struct{}
-}
-
-// auditBatch is the most entries one audit pipeline carries.
-const auditBatch = 256
-
-// auditWriter writes queued audit entries, a pipeline at a time, until
-// the store is closed.
-func (s *Store) auditWriter(ch chan *auditItem) {
-	defer s.wg.Done()
-	for {
-		var batch []*auditItem
-		select {
-		case it := <-ch:
-			batch = append(batch, it)
-		case <-s.stop:
-			for {
-				select {
-				case it := <-ch:
-					it.err = redis.ErrClosed
-					close(it.done)
-				default:
-					return
-				}
-			}
-		}
-	more:
-		for len(batch) < auditBatch {
-			select {
-			case it := <-ch:
-				batch = append(batch, it)
-			default:
-				break more
-			}
-		}
-		s.writeAudits(batch)
-	}
-}
-
-// writeAudits sends batch as one pipeline of XADDs, bounded by the latest
-// of its callers' deadlines (ReadTimeout + WriteTimeout when none has one).
-func (s *Store) writeAudits(batch []*auditItem) {
-	dl := time.Now().Add(ReadTimeout + WriteTimeout)
-	for _, it := range batch {
-		if !it.deadline.IsZero() && it.deadline.After(dl) {
-			dl = it.deadline
-		}
-	}
-	ctx, cancel := context.WithDeadline(context.Background(), dl)
-	defer cancel()
-	add := func(items []*auditItem, explicitID bool) []*redis.StringCmd {
-		pipe := s.rdb.Pipeline()
-		cmds := make([]*redis.StringCmd, len(items))
-		for i, it := range items {
-			a := &redis.XAddArgs{Stream: it.stream, MaxLen: s.cfg.auditCap, Approx: true, Values: []any{"e", it.body}}
-			if explicitID {
-				a.ID = it.id
-			}
-			cmds[i] = pipe.XAdd(ctx, a)
-		}
-		_, _ = pipe.Exec(ctx)
-		return cmds
-	}
-	cmds := add(batch, true)
-	var older []*auditItem
-	for i, it := range batch {
-		if err := cmds[i].Err(); err != nil && isOlderID(err) {
-			// The entry's time is behind the stream's last id: let Redis
-			// assign one (entries stay in append order).
-			older = append(older, it)
-			continue
-		}
-		it.err = cmds[i].Err()
-		close(it.done)
-	}
-	if len(older) > 0 {
-		for i, c := range add(older, false) {
-			older[i].err = c.Err()
-			close(older[i].done)
-		}
-	}
+// xadd sends one XADD through the batcher.
+func (s *Store) xadd(ctx context.Context, a *redis.XAddArgs) error {
+	pipe := s.rdb.Pipeline()
+	pipe.XAdd(ctx, a)
+	return s.batch.exec(ctx, pipe)
 }
 
 func isOlderID(err error) bool {

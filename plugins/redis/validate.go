@@ -45,15 +45,11 @@ func (s *Store) RecordValidationBefore(ctx context.Context, req core.ValidateReq
 	if err := req.Validate(); err != nil {
 		return core.Record{}, core.Record{}, fmt.Errorf("redis: %s: %w", op, err)
 	}
-	res, strength, err := req.Outcome()
-	if err != nil {
-		return core.Record{}, core.Record{}, fmt.Errorf("redis: %s: %w", op, err)
-	}
 	if err := ctx.Err(); err != nil {
 		return core.Record{}, core.Record{}, s.wrap(ctx, op, err)
 	}
 	now := s.now()
-	v := s.ledger.Vote(ctx, req.RunID, res, strength, now)
+	v := s.ledger.ValidationVote(ctx, req, now)
 	eid := eventID(req.EventID)
 	unlock, err := s.lockMany(ctx, req.ProjectID, []string{req.QAID})
 	if err != nil {

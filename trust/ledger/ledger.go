@@ -113,17 +113,6 @@ func (l *Ledger) Vote(ctx context.Context, runID string, res core.Result, streng
 	return trust.Vote{Source: src, Result: res, Strength: strength, At: at, Human: p.Human, Trusted: p.Trusted}
 }
 
-// CandidateVote is a candidate's evidence — the result of the run that
-// wrote it — as the vote of the principal in ctx (or of the run) at at;
-// ok is false when the candidate carries none.
-func (l *Ledger) CandidateVote(ctx context.Context, req core.CandidateRequest, at time.Time) (v trust.Vote, ok bool) {
-	if req.Evidence == nil {
-		return trust.Vote{}, false
-	}
-	strength := core.NormalizeStrength(string(req.Evidence.Strength))
-	return l.Vote(ctx, req.RunID, req.Evidence.Result, strength, at), true
-}
-
 // MayVote returns nil when the principal in ctx may report on a QA owned by
 // owner — a validation or a hit: its project patterns cover the QA's own
 // project (a key that reads a global or shared QA from its project does
