@@ -16,14 +16,18 @@ type keys struct{ prefix string }
 // tag is "<prefix>:{<project>}:".
 func (k keys) tag(p string) string { return k.prefix + ":{" + p + "}:" }
 
+// bucketOf is the bucket, of n, that s falls in: FNV-1a of s modulo n, in
+// decimal.
+func bucketOf(s string, n uint32) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(s))
+	return strconv.FormatUint(uint64(h.Sum32()%n), 10)
+}
+
 // ids is the bucket of the qa_id index (ids.go) that holds id: a hash of
 // qa_id → "<owning project> <claimed at, ms base 36>", in idBuckets
 // buckets by FNV of the id, outside every project's tag.
-func (k keys) ids(id string) string {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(id))
-	return k.prefix + ":ids:" + strconv.FormatUint(uint64(h.Sum32()%idBuckets), 10)
-}
+func (k keys) ids(id string) string { return k.prefix + ":ids:" + bucketOf(id, idBuckets) }
 
 // idBuckets is the number of qa_id index buckets (listpacks up to ~500k
 // QAs).
@@ -54,9 +58,7 @@ const docBucket = 128
 // dedup), in hashBuckets buckets chosen by the prefix, so each bucket of a
 // project of up to ~100k QAs stays a compact listpack hash.
 func (k keys) hashes(p, field string) string {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(field))
-	return k.tag(p) + "hash:" + strconv.FormatUint(uint64(h.Sum32()%hashBuckets), 10)
+	return k.tag(p) + "hash:" + bucketOf(field, hashBuckets)
 }
 
 // hashBuckets is the number of content-hash index buckets per project.
@@ -76,9 +78,7 @@ func (k keys) post(p, scope, term string) string { return k.tag(p) + "p:" + scop
 // its own key post(p, scope, term) when it grows past that): one Redis key
 // per rare term would cost more than its postings.
 func (k keys) postBucket(p, scope, term string) string {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(term))
-	return k.tag(p) + "ps:" + scope + ":" + strconv.FormatUint(uint64(h.Sum32()%postBuckets), 10)
+	return k.tag(p) + "ps:" + scope + ":" + bucketOf(term, postBuckets)
 }
 
 // postBuckets is the number of short-posting-list hashes per scope.
