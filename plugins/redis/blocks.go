@@ -25,7 +25,7 @@ func (src *source) ScanPostings(ctx context.Context, term string, fn func([]retr
 	buf := blockBufs.Get().(*[scanBlock]retrieval.Posting)
 	defer blockBufs.Put(buf)
 	for i, sc := range src.scopes {
-		l := src.list(sc, term)
+		l := sc.lists[term]
 		if l == nil {
 			continue
 		}

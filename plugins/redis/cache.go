@@ -19,8 +19,10 @@ import (
 // trust state changes at every validation) are not kept here but by
 // headMemo, which follows each project's change feed.
 //
-// The cache is bounded by bytes, in two generations (genMap): the next
-// searches refill what is hot.
+// The cache is bounded by bytes; past the bound it is emptied (simple, and
+// the next searches refill what is hot; two generations measured no
+// better, and worse where the working set fits the whole bound but not
+// half of it).
 type indexCache struct {
 	mu      sync.Mutex
 	entries genMap[cacheKey, cacheEntry]
@@ -68,7 +70,7 @@ func newIndexCache(max int64) *indexCache {
 	if max <= 0 {
 		return nil
 	}
-	return &indexCache{entries: newGenMap(max, cacheSize), empty: map[string]bool{}}
+	return &indexCache{entries: newGenMap(max, 1, cacheSize), empty: map[string]bool{}}
 }
 
 // isEmpty reports whether owner was last seen never written.

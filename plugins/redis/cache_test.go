@@ -84,14 +84,13 @@ func TestIndexCacheSeesOtherWriters(t *testing.T) {
 	}
 }
 
-// TestIndexCacheBound: past its bound the cache drops what is not used
-// instead of growing.
+// TestIndexCacheBound: past its bound the cache empties instead of growing.
 func TestIndexCacheBound(t *testing.T) {
 	c := newIndexCache(1000)
 	for i := range 100 {
 		c.putPostings("p", "v1", ownScope, map[string]*plist{string(rune('a'+i%26)) + string(rune('a'+i/26)): {docs: make([]uint32, 10), post: make([]uint64, 10)}})
-		if size := c.entries.bytes + c.entries.oldBytes; size > c.entries.max {
-			t.Fatalf("cache holds %d bytes, bound %d", size, c.entries.max)
+		if size := c.entries.bytes + c.entries.oldBytes; size > c.entries.limit {
+			t.Fatalf("cache holds %d bytes, bound %d", size, c.entries.limit)
 		}
 	}
 	if newIndexCache(0) != nil {
@@ -110,7 +109,8 @@ func TestIndexCacheBound(t *testing.T) {
 // bytes, answers only for the exact value it decoded, and a hit in the old
 // generation survives the next turnover.
 func TestHeadMemoBound(t *testing.T) {
-	m := newHeadMemo(20_000)
+	const bound = 20_000
+	m := newHeadMemo(bound)
 	raw := string(make([]byte, 600))
 	head := func(id string) *stored { return &stored{ID: id, project: "p", raw: raw} }
 	m.put([]*stored{head("keep")}, nil)
@@ -121,8 +121,8 @@ func TestHeadMemoBound(t *testing.T) {
 		if out[0] == nil {
 			t.Fatalf("after %d puts: a hot head was dropped", i)
 		}
-		if size := m.heads.bytes + m.heads.oldBytes; size > m.heads.max+2000 {
-			t.Fatalf("memo holds ~%d bytes, bound %d", size, m.heads.max)
+		if size := m.heads.bytes + m.heads.oldBytes; size > bound+2000 {
+			t.Fatalf("memo holds ~%d bytes, bound %d", size, bound)
 		}
 	}
 	out := make([]*stored, 2)

@@ -420,43 +420,6 @@ func readUvarint(s string, i int) (v uint64, next int, ok bool) {
 	return 0, i, false
 }
 
-// forPostings calls fn for every posting of a packed list (a corrupt tail
-// is ignored). Searches read decodeList's arrays (plist.go); this is the
-// codec's reference reader, which the tests hold them against.
-func forPostings(list string, fn func(doc uint64, tf retrieval.TF) bool) {
-	var doc uint64
-	for i := postingHeader; i < len(list); {
-		var gap, a, b uint64
-		var ok bool
-		if gap, i, ok = readUvarint(list, i); !ok || i >= len(list) {
-			return
-		}
-		doc += gap
-		if c := list[i]; c < 0x80 {
-			a, b = uint64(c>>4), uint64(c&15)
-			i++
-		} else {
-			if a, i, ok = readUvarint(list, i+1); !ok {
-				return
-			}
-			if b, i, ok = readUvarint(list, i); !ok {
-				return
-			}
-		}
-		if !fn(doc, retrieval.TF{uint32(a), uint32(b)}) {
-			return
-		}
-	}
-}
-
-// countPostings is the number of postings of a packed list (its document
-// frequency).
-func countPostings(list string) int64 {
-	var n int64
-	forPostings(list, func(uint64, retrieval.TF) bool { n++; return true })
-	return n
-}
-
 // docValue is the value of a record's field in its docs bucket: its qa_id
 // and created_at (unix ms, base 36), which List, Stats and Expire order by.
 func docValue(id string, created int64) string {

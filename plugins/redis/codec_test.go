@@ -272,3 +272,40 @@ func TestPlistBitmap(t *testing.T) {
 		t.Fatal("no list got a bitmap")
 	}
 }
+
+// forPostings calls fn for every posting of a packed list (a corrupt tail
+// is ignored): the tests' reference reader of the codec, written apart
+// from the one searches read through (decodeList), to hold it against.
+func forPostings(list string, fn func(doc uint64, tf retrieval.TF) bool) {
+	var doc uint64
+	for i := postingHeader; i < len(list); {
+		var gap, a, b uint64
+		var ok bool
+		if gap, i, ok = readUvarint(list, i); !ok || i >= len(list) {
+			return
+		}
+		doc += gap
+		if c := list[i]; c < 0x80 {
+			a, b = uint64(c>>4), uint64(c&15)
+			i++
+		} else {
+			if a, i, ok = readUvarint(list, i+1); !ok {
+				return
+			}
+			if b, i, ok = readUvarint(list, i); !ok {
+				return
+			}
+		}
+		if !fn(doc, retrieval.TF{uint32(a), uint32(b)}) {
+			return
+		}
+	}
+}
+
+// countPostings is the number of postings of a packed list (its document
+// frequency).
+func countPostings(list string) int64 {
+	var n int64
+	forPostings(list, func(uint64, retrieval.TF) bool { n++; return true })
+	return n
+}

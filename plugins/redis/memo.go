@@ -19,8 +19,8 @@ import "sync"
 //     restarted from an older snapshot, a promoted replica that missed
 //     writes) starts a new generation: nothing of the owner is current.
 //
-// The heads are bounded by bytes (genMap) and shared: callers only read
-// them.
+// The heads are bounded by bytes in two generations (genMap): a hot head
+// outlives the turnover. They are shared: callers only read them.
 type headMemo struct {
 	mu     sync.Mutex
 	heads  genMap[headKey, memoEntry]
@@ -50,7 +50,7 @@ func newHeadMemo(max int64) *headMemo {
 	if max <= 0 {
 		return nil
 	}
-	return &headMemo{heads: newGenMap(max, headSize), owners: map[string]*ownerMemo{}}
+	return &headMemo{heads: newGenMap(max, 2, headSize), owners: map[string]*ownerMemo{}}
 }
 
 // headSize is an entry's approximate memory: its value and decoded fields,

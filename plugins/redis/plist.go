@@ -141,9 +141,9 @@ func (l *plist) size() int64 {
 	return int64(4*cap(l.docs) + 8*cap(l.post) + 4*cap(l.buckets) + 8*cap(l.bits) + 4*cap(l.ranks) + 136)
 }
 
-// decodeList decodes a packed list (codec.go) as forPostings reads it: a
-// corrupt tail is ignored, and so is a doc id past 32 bits (a scope's doc
-// ids are 32-bit). "" is no list (nil).
+// decodeList decodes a packed list (codec.go): a corrupt tail is ignored,
+// and so is a doc id past 32 bits (a scope's doc ids are 32-bit). "" is no
+// list (nil).
 func decodeList(list string) *plist {
 	if len(list) <= postingHeader {
 		return nil

@@ -171,45 +171,27 @@ func (s *Store) followChanges(ctx context.Context, src *source, hits []retrieval
 // all owning projects; with hvs (each owner's record version, as for
 // headMemo.put), those current in the memo are not read.
 func (s *Store) repFor(ctx context.Context, sts []*stored, hvs map[string]string) (map[string]reputation, error) {
-	type req struct {
-		fields []string
-		seen   map[string]bool
-	}
-	reqs := map[string]*req{}
+	states := map[string][]*trust.State{}
 	for _, st := range sts {
-		if st == nil {
-			continue
-		}
-		r := reqs[st.project]
-		if r == nil {
-			r = &req{seen: map[string]bool{}}
-			reqs[st.project] = r
-		}
-		for id := range st.State.Sources {
-			if !r.seen["s"+id] {
-				r.seen["s"+id] = true
-				r.fields = append(r.fields, "sa:"+id, "sd:"+id)
-			}
-		}
-		if c := st.State.Creator; c != "" && !r.seen["c"+c] {
-			r.seen["c"+c] = true
-			r.fields = append(r.fields, "cp:"+c, "cr:"+c)
+		if st != nil {
+			states[st.project] = append(states[st.project], st.State)
 		}
 	}
 	out := map[string]reputation{}
+	fields := make(map[string][]string, len(states))
 	pipe := s.rdb.Pipeline()
 	cmds := map[string]*redis.SliceCmd{}
-	for p, r := range reqs {
+	for p, sts := range states {
 		rep := reputation{src: map[string]trust.SourceRep{}, cre: map[string]trust.CreatorRep{}}
 		out[p] = rep
-		if len(r.fields) == 0 {
+		if fields[p] = repFields(sts); len(fields[p]) == 0 {
 			continue
 		}
-		if vals, ok := s.heads.reps(p, hvs[p], r.fields); ok {
-			fillRep(&rep, r.fields, vals)
+		if vals, ok := s.heads.reps(p, hvs[p], fields[p]); ok {
+			fillRep(&rep, fields[p], vals)
 			continue
 		}
-		cmds[p] = pipe.HMGet(ctx, s.k.rep(p), r.fields...)
+		cmds[p] = pipe.HMGet(ctx, s.k.rep(p), fields[p]...)
 	}
 	if len(cmds) == 0 {
 		return out, nil
@@ -223,8 +205,8 @@ func (s *Store) repFor(ctx context.Context, sts []*stored, hvs map[string]string
 			return nil, err
 		}
 		rep := out[p]
-		fillRep(&rep, reqs[p].fields, vals)
-		s.heads.putReps(p, hvs[p], reqs[p].fields, vals)
+		fillRep(&rep, fields[p], vals)
+		s.heads.putReps(p, hvs[p], fields[p], vals)
 	}
 	return out, nil
 }

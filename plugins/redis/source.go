@@ -28,9 +28,6 @@ type scope struct {
 // plus the scopes' collection stats. Doc ids are scope index << 32 | doc.
 type source struct {
 	scopes []*scope
-	// lens holds the lens buckets of the documents in the postings, per
-	// owner, by bucket number.
-	lens map[string]map[uint64]string
 	// iv is each owner's index version (indexCache).
 	iv map[string]string
 	// hv is each owner's record version (headMemo): read with the stats,
@@ -67,7 +64,7 @@ func (src *source) DocFreq(ctx context.Context, term string) (int64, error) {
 
 func (src *source) Postings(ctx context.Context, term string, fn func(retrieval.Posting) bool) error {
 	for i, sc := range src.scopes {
-		l := src.list(sc, term)
+		l := sc.lists[term]
 		if l == nil {
 			continue
 		}
@@ -82,18 +79,6 @@ func (src *source) Postings(ctx context.Context, term string, fn func(retrieval.
 		}
 	}
 	return ctx.Err()
-}
-
-// list returns sc's list of term (nil: none) with its field lengths
-// attached. newSource attaches them to every list it reads; a list
-// without them (a source built otherwise) gets them here, from src.lens.
-func (src *source) list(sc *scope, term string) *plist {
-	l := sc.lists[term]
-	if l != nil && !l.lens {
-		l = l.withLens(src.lens[sc.owner])
-		sc.lists[term] = l
-	}
-	return l
 }
 
 // TermFreqs implements retrieval.TermFreqReader over the fetched postings:
@@ -129,7 +114,7 @@ func (src *source) TermFreqs(ctx context.Context, docs []uint64, terms []string,
 		if si < uint64(len(src.scopes)) {
 			sc := src.scopes[si]
 			for j, t := range terms {
-				walkCandidates(src.list(sc, t), sorted[lo:hi], func(k int, post uint64) {
+				walkCandidates(sc.lists[t], sorted[lo:hi], func(k int, post uint64) {
 					tfs[(lo+k)*nt+j], lens[lo+k] = tfOf(post), post
 				})
 			}
@@ -316,9 +301,7 @@ func (s *Store) fill(c *scopeCmds) (stale []string, err error) {
 	sc := c.sc
 	iv, _ := vals[3].(string)
 	sc.hv, _ = vals[4].(string)
-	if len(c.tc.terms) > 0 {
-		sc.iv = stableIV(iv, c.ivEnd)
-	} else if s.cache != nil {
+	if s.cache != nil {
 		sc.iv = iv
 	}
 	sc.docs, sc.lens = nums[0], [retrieval.NumFields]int64{nums[1], nums[2]}
@@ -336,12 +319,10 @@ func (s *Store) fill(c *scopeCmds) (stale []string, err error) {
 	if never {
 		s.cache.setEmpty(sc.owner, true)
 	}
-	read, err := c.tc.read()
-	if err != nil {
+	sc.lists = make(map[string]*plist, len(c.tc.terms)+len(c.cached))
+	if err := s.takeLists(c); err != nil {
 		return nil, err
 	}
-	sc.lists = make(map[string]*plist, len(read)+len(c.cached))
-	s.setLists(sc, read)
 	for t, e := range c.cached {
 		// A list cached at version iv is exactly iv's, and the lists just
 		// read are iv's or newer: together no older than iv.
@@ -352,16 +333,29 @@ func (s *Store) fill(c *scopeCmds) (stale []string, err error) {
 			sc.lists[t] = e.list
 		}
 	}
-	s.cache.putPostings(sc.owner, sc.iv, sc.name, read)
 	return stale, nil
 }
 
-func (s *Store) setLists(sc *scope, lists map[string]*plist) {
-	for t, l := range lists {
+// takeLists sets the lists c read into its scope and caches them at the
+// scope's version when the version read after them (c.ivEnd) is still
+// that; else the scope's version becomes "" (the index moved on: nothing
+// more of it is cached this search).
+func (s *Store) takeLists(c *scopeCmds) error {
+	read, err := c.tc.read()
+	if err != nil {
+		return err
+	}
+	sc := c.sc
+	for t, l := range read {
 		if l != nil {
 			sc.lists[t] = l
 		}
 	}
+	if c.ivEnd != nil {
+		sc.iv = stableIV(sc.iv, c.ivEnd)
+	}
+	s.cache.putPostings(sc.owner, sc.iv, sc.name, read)
+	return nil
 }
 
 // newSource fetches the postings of query's terms in the scopes visible
@@ -386,46 +380,37 @@ func (s *Store) newSource(ctx context.Context, project, query string, ownOnly bo
 		if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
 			return err
 		}
-		type again struct {
-			sc    *scope
-			tc    *termCmds
-			ivEnd *redis.StringCmd
-		}
-		var redo []again
+		var redo []*scopeCmds
 		var rpipe redis.Pipeliner
 		for _, c := range cmds {
 			stale, err := s.fill(c)
 			if err != nil {
 				return err
 			}
-			src.iv[c.sc.owner], src.hv[c.sc.owner] = c.sc.iv, c.sc.hv
 			if len(stale) > 0 {
 				if rpipe == nil {
 					rpipe = s.rdb.Pipeline()
 				}
-				redo = append(redo, again{c.sc, s.queueTerms(ctx, rpipe, c.sc, stale), s.queueIV(ctx, rpipe, c.sc.owner)})
+				r := &scopeCmds{sc: c.sc, tc: s.queueTerms(ctx, rpipe, c.sc, stale)}
+				r.ivEnd = s.queueIV(ctx, rpipe, c.sc.owner)
+				redo = append(redo, r)
 			}
 		}
-		if rpipe == nil {
-			return nil
-		}
-		// The index changed since the cached lists were read: read them
-		// again (a write between this and the first pipeline only makes
-		// them newer than sc.iv, which the next change of iv drops).
-		if err := s.batch.exec(ctx, rpipe); err != nil && !errors.Is(err, redis.Nil) {
-			return err
-		}
-		for _, r := range redo {
-			read, err := r.tc.read()
-			if err != nil {
+		if rpipe != nil {
+			// The index changed since the cached lists were read: read
+			// them again (a write between this and the first pipeline
+			// only makes them newer than sc.iv, which is then not cached).
+			if err := s.batch.exec(ctx, rpipe); err != nil && !errors.Is(err, redis.Nil) {
 				return err
 			}
-			s.setLists(r.sc, read)
-			if stableIV(r.sc.iv, r.ivEnd) == "" {
-				r.sc.iv = "" // the index moved on: cache nothing more this search
-				src.iv[r.sc.owner] = ""
+			for _, r := range redo {
+				if err := s.takeLists(r); err != nil {
+					return err
+				}
 			}
-			s.cache.putPostings(r.sc.owner, r.sc.iv, r.sc.name, read)
+		}
+		for _, c := range cmds {
+			src.iv[c.sc.owner], src.hv[c.sc.owner] = c.sc.iv, c.sc.hv
 		}
 		return nil
 	}
@@ -483,9 +468,9 @@ func (s *Store) fetchLens(ctx context.Context, src *source) error {
 			want[owner] = append(want[owner], n)
 		}
 	}
-	var lensIV map[string]string // owner → the version its buckets are of ("" unknown)
-	var err error
-	if src.lens, lensIV, err = s.readValues(ctx, kindLens, src.iv, want); err != nil {
+	// lensIV: owner → the version its buckets are of ("" unknown).
+	lens, lensIV, err := s.readValues(ctx, kindLens, src.iv, want)
+	if err != nil {
 		return err
 	}
 	for _, sc := range src.scopes {
@@ -494,7 +479,7 @@ func (s *Store) fetchLens(ctx context.Context, src *source) error {
 			if l.lens {
 				continue
 			}
-			l = l.withLens(src.lens[sc.owner])
+			l = l.withLens(lens[sc.owner])
 			sc.lists[t] = l
 			if done == nil {
 				done = map[string]*plist{}
@@ -514,7 +499,9 @@ func (s *Store) fetchLens(ctx context.Context, src *source) error {
 // others in one pipeline ("" where there is none), cached at the version
 // they are of. at is, per owner, the version all its values are of ("":
 // unknown).
-func (s *Store) readValues(ctx context.Context, kind byte, ivs map[string]string, want map[string][]uint64) (vals map[string]map[uint64]string, at map[string]string, err error) {
+func (s *Store) readValues(ctx context.Context, kind byte, ivs map[string]string, want map[string][]uint64) (
+	vals map[string]map[uint64]string, at map[string]string, err error,
+) {
 	vals, at = make(map[string]map[uint64]string, len(want)), make(map[string]string, len(want))
 	type read struct {
 		owner string

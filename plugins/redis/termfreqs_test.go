@@ -29,7 +29,7 @@ func (p postingsOnly) Postings(ctx context.Context, t string, fn func(retrieval.
 // w0..w39 (w0 in most documents, w39 in few), in the Redis codec, and
 // returns the packed lists too (scope index → term → list).
 func randomSource(rng *rand.Rand, docsPerScope int) (*source, []map[string]string) {
-	src := &source{lens: map[string]map[uint64]string{}}
+	src := &source{}
 	var packed []map[string]string
 	for si, owner := range []string{"p", "global"} {
 		sc := &scope{owner: owner, name: ownScope, lists: map[string]*plist{}}
@@ -66,14 +66,14 @@ func randomSource(rng *rand.Rand, docsPerScope int) (*source, []map[string]strin
 			sc.lens[0] += int64(lens[0])
 			sc.lens[1] += int64(lens[1])
 		}
+		lens := map[uint64]string{}
+		for n, b := range buckets {
+			lens[uint64(n)] = string(b)
+		}
 		for t, l := range lists {
 			binary.BigEndian.PutUint32(l, uint32(last[t]))
-			sc.lists[t] = decodeList(string(l))
+			sc.lists[t] = decodeList(string(l)).withLens(lens)
 			packed[si][t] = string(l)
-		}
-		src.lens[owner] = map[uint64]string{}
-		for n, b := range buckets {
-			src.lens[owner][uint64(n)] = string(b)
 		}
 		src.scopes = append(src.scopes, sc)
 	}
@@ -88,7 +88,7 @@ func TestTermFreqsMatchPostings(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	src, packed := randomSource(rng, 3000)
 	long := 0
-	for si, sc := range src.scopes {
+	for si := range src.scopes {
 		for term, list := range packed[si] {
 			type posting struct {
 				doc uint64
@@ -101,7 +101,7 @@ func TestTermFreqsMatchPostings(t *testing.T) {
 				buckets[uint32(doc/lensBucket)] = true
 				return true
 			})
-			l := sc.lists[term]
+			l := decodeList(list)
 			for i, d := range l.docs {
 				got = append(got, posting{uint64(d), tfOf(l.post[i])})
 			}
