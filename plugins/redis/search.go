@@ -95,34 +95,28 @@ func (s *Store) loadHits(ctx context.Context, src *source, hits []retrieval.Hit,
 			}
 		}
 	}
-	if !headOnly {
-		for i, v := range raws {
-			if v == "" {
-				continue
-			}
-			st, err := decodeStored(owners[i], qaIDs[i], v)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = st
-		}
-		return out, nil
+	decode := decodeStored
+	if headOnly {
+		// Heads decoded before from the same values are shared (read-only).
+		decode = decodeHead
+		s.heads.get(owners, qaIDs, raws, out)
 	}
-	// Heads decoded before from the same values are shared (read-only).
-	s.heads.get(owners, qaIDs, raws, out)
 	read := make([]*stored, 0, len(hits))
 	for i, v := range raws {
 		if v == "" {
 			continue
 		}
 		if out[i] == nil {
-			st, err := decodeHead(owners[i], qaIDs[i], v)
+			st, err := decode(owners[i], qaIDs[i], v)
 			if err != nil {
 				return nil, err
 			}
 			out[i] = st
 		}
 		read = append(read, out[i])
+	}
+	if !headOnly {
+		return out, nil
 	}
 	s.heads.put(read, src.hv)
 	return out, nil
@@ -168,8 +162,8 @@ func (s *Store) followChanges(ctx context.Context, src *source, hits []retrieval
 }
 
 // repFor reads the reputation entries the states need, one pipeline for
-// all owning projects; with hvs (each owner's record version, as for
-// headMemo.put), those current in the memo are not read.
+// all owning projects; those current in the memo at each owner's record
+// version hvs (as for headMemo.put) are not read.
 func (s *Store) repFor(ctx context.Context, sts []*stored, hvs map[string]string) (map[string]reputation, error) {
 	states := map[string][]*trust.State{}
 	for _, st := range sts {
@@ -329,9 +323,9 @@ func (s *Store) Get(ctx context.Context, projectID, qaID string) (core.Record, e
 	if st == nil {
 		return core.Record{}, fmt.Errorf("redis: %s: %w", op, ledger.NotFound(qaID))
 	}
-	reps, err := s.repFor(ctx, []*stored{st}, nil)
+	rep, err := s.readRep(ctx, st.project, []*trust.State{st.State})
 	if err != nil {
 		return core.Record{}, s.wrap(ctx, op, err)
 	}
-	return s.refresh(reps[st.project], st, s.cfg.clock().UTC()), nil
+	return s.refresh(rep, st, s.cfg.clock().UTC()), nil
 }
