@@ -206,6 +206,8 @@ func TestStoreCoversEveryCoreCapability(t *testing.T) {
 		"Receipts":        "server-made ids and key ids, no client text",
 		"ReceiptRestorer": "restores a server-made receipt, no client text",
 		"ItemStore":       "reached through ItemsProvider, whose Put Store redacts",
+		"ItemBackend":     "a store's persistence under core.NewItemStore, reached through ItemsProvider, whose Put Store redacts",
+		"ItemSearcher":    "ranks items, writes nothing",
 	}
 	st := reflect.TypeOf(&Store{})
 	for name, it := range writes {
