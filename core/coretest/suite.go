@@ -52,6 +52,7 @@ func Run(t *testing.T, newPlugin func(t *testing.T) core.MemoryPlugin) {
 		{"TaskGrade", testTaskGrade},
 		{"Getter", testGetter},
 		{"Lister", testLister},
+		{"Listing", testListing},
 		{"Deleter", testDeleter},
 		{"Patcher", testPatcher},
 		{"Importer", testImporter},

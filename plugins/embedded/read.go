@@ -2,12 +2,12 @@ package embedded
 
 import (
 	"bytes"
-	"cmp"
 	"context"
-	"encoding/base64"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -109,81 +109,61 @@ func (s *Store) Get(ctx context.Context, projectID, qaID string) (core.Record, e
 	return out, err
 }
 
-const defaultListLimit = 100
-
-// List pages through a project's own records, newest first.
+// List pages through a project's own records, newest first
+// (ledger.ListQuery): the walk is the project's list keys, read backwards.
 func (s *Store) List(ctx context.Context, req core.ListRequest) (core.ListPage, error) {
-	if err := req.Validate(); err != nil {
+	q, err := ledger.NewListQuery(req, ledger.CursorBinary)
+	if err != nil {
 		return core.ListPage{}, fmt.Errorf("embedded: list: %w", err)
 	}
-	limit := cmp.Or(req.Limit, defaultListLimit)
-	var after []byte
-	if req.Cursor != "" {
-		c, err := base64.RawURLEncoding.DecodeString(req.Cursor)
-		if err != nil || len(c) < 8 {
-			return core.ListPage{}, fmt.Errorf("embedded: list: %w", core.Invalid("cursor", "malformed cursor"))
-		}
-		after = c
-	}
-	listed := ledger.ListFilter(req)
 	now := s.cfg.clock().UTC()
-	page := core.ListPage{Items: []core.Record{}}
-	err := s.view(ctx, "list", func(tx *bolt.Tx) error {
-		page = core.ListPage{Items: []core.Record{}}
-		prefix := []byte(req.ProjectID + "\x00")
-		c := tx.Bucket(bList).Cursor()
-		var k []byte
-		if after != nil {
-			if k, _ = c.Seek(append(slices.Clone(prefix), after...)); k == nil {
-				k, _ = c.Last()
-			} else {
-				k, _ = c.Prev()
-			}
-		} else {
-			end := []byte(req.ProjectID + "\x01")
-			if k, _ = c.Seek(end); k == nil {
-				k, _ = c.Last()
-			} else {
-				k, _ = c.Prev()
-			}
-		}
-		rep := reputation{tx}
-		var lastKey []byte
-		for ; k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Prev() {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			id := string(k[len(prefix)+8:])
-			st, err := getStored(tx, id)
-			if err != nil {
-				return err
-			}
-			if st == nil {
-				continue
-			}
-			s.ledger.Refresh(&st.Entry, rep, now)
-			r := st.Rec
-			if !listed(r) {
-				continue
-			}
-			if len(page.Items) == limit {
-				page.NextCursor = base64.RawURLEncoding.EncodeToString(lastKey[len(prefix):])
-				return nil
-			}
-			if req.Evidence {
-				if r.Evidence, err = ledger.Evidence(st.State); err != nil {
-					return err
-				}
-			}
-			page.Items = append(page.Items, r)
-			lastKey = slices.Clone(k)
-		}
-		return nil
+	var page core.ListPage
+	err = s.view(ctx, "list", func(tx *bolt.Tx) (err error) {
+		page, err = q.Page(ctx, func(after *ledger.ListPos, yield func(ledger.ListPos, ledger.Entry) bool) error {
+			return s.walkList(tx, req.ProjectID, after, now, yield)
+		})
+		return err
 	})
 	if err != nil {
 		return core.ListPage{}, err
 	}
 	return page, nil
+}
+
+// walkList yields the project's records (refreshed at now) from its list
+// keys — project 0 created_at ns qa_id, ascending — backwards, starting
+// below the key of after (nil: from the project's last key).
+func (s *Store) walkList(tx *bolt.Tx, project string, after *ledger.ListPos, now time.Time,
+	yield func(ledger.ListPos, ledger.Entry) bool) error {
+	prefix := []byte(project + "\x00")
+	from := []byte(project + "\x01")
+	if after != nil {
+		from = binary.BigEndian.AppendUint64(slices.Clone(prefix), uint64(after.Created))
+		from = append(from, after.ID...)
+	}
+	c := tx.Bucket(bList).Cursor()
+	k, _ := c.Seek(from)
+	if k == nil {
+		k, _ = c.Last()
+	} else {
+		k, _ = c.Prev()
+	}
+	rep := reputation{tx}
+	for ; k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Prev() {
+		pos := ledger.ListPos{Created: int64(binary.BigEndian.Uint64(k[len(prefix):])), ID: string(k[len(prefix)+8:])}
+		st, err := getStored(tx, pos.ID)
+		if err != nil {
+			return err
+		}
+		if st == nil {
+			continue
+		}
+		s.ledger.Refresh(&st.Entry, rep, now)
+		if !yield(pos, st.Entry) {
+			return nil
+		}
+	}
+	return nil
 }
 
 // Stats summarises a project's own records from the statistics kept

@@ -3,7 +3,6 @@ package redisstore
 import (
 	"cmp"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"maps"
@@ -123,65 +122,30 @@ func (s *Store) walk(ctx context.Context, p string, after *listEntry, fn func(e 
 	return nil
 }
 
-func encodeCursor(e listEntry) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(e.score, 10) + ":" + e.id))
-}
-
-func decodeCursor(c string) (*listEntry, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil {
-		return nil, core.Invalid("cursor", "malformed cursor")
-	}
-	sc, id, ok := strings.Cut(string(b), ":")
-	n, err := strconv.ParseInt(sc, 10, 64)
-	if !ok || err != nil || id == "" {
-		return nil, core.Invalid("cursor", "malformed cursor")
-	}
-	return &listEntry{score: n, id: id}, nil
-}
-
-// List pages through a project's own records, newest first.
+// List pages through a project's own records, newest first
+// (ledger.ListQuery): the walk is the project's doc-id entries, read with
+// its reputation book.
 func (s *Store) List(ctx context.Context, req core.ListRequest) (core.ListPage, error) {
 	const op = "list"
-	if err := req.Validate(); err != nil {
-		return core.ListPage{}, fmt.Errorf("redis: %s: %w", op, err)
-	}
-	limit := cmp.Or(req.Limit, defaultListLimit)
-	var after *listEntry
-	if req.Cursor != "" {
-		var err error
-		if after, err = decodeCursor(req.Cursor); err != nil {
-			return core.ListPage{}, fmt.Errorf("redis: %s: %w", op, err)
-		}
+	q, err := ledger.NewListQuery(req, ledger.CursorText)
+	if err != nil {
+		return core.ListPage{}, s.wrap(ctx, op, err)
 	}
 	rep, err := s.fullRep(ctx, req.ProjectID)
 	if err != nil {
 		return core.ListPage{}, s.wrap(ctx, op, err)
 	}
-	listed := ledger.ListFilter(req)
 	now := s.cfg.clock().UTC()
-	page := core.ListPage{Items: []core.Record{}}
-	var last listEntry
-	var evErr error
-	err = s.walk(ctx, req.ProjectID, after, func(e listEntry, st *stored) bool {
-		r := s.refresh(rep, st, now)
-		if !listed(r) {
-			return true
+	page, err := q.Page(ctx, func(after *ledger.ListPos, yield func(ledger.ListPos, ledger.Entry) bool) error {
+		var from *listEntry
+		if after != nil {
+			from = &listEntry{score: after.Created, id: after.ID}
 		}
-		if len(page.Items) == limit {
-			page.NextCursor = encodeCursor(last)
-			return false
-		}
-		if req.Evidence {
-			if r.Evidence, evErr = ledger.Evidence(st.State); evErr != nil {
-				return false
-			}
-		}
-		page.Items = append(page.Items, r)
-		last = e
-		return true
+		return s.walk(ctx, req.ProjectID, from, func(e listEntry, st *stored) bool {
+			return yield(ledger.ListPos{Created: e.score, ID: e.id}, ledger.Entry{Rec: s.refresh(rep, st, now), State: st.State})
+		})
 	})
-	if err = cmp.Or(err, evErr); err != nil {
+	if err != nil {
 		return core.ListPage{}, s.wrap(ctx, op, err)
 	}
 	return page, nil
@@ -196,21 +160,27 @@ func (s *Store) Stats(ctx context.Context, projectID string) (core.ProjectStats,
 	if err := core.ValidateProjectID(projectID); err != nil {
 		return core.ProjectStats{}, fmt.Errorf("redis: %s: %w", op, err)
 	}
-	out, built, err := s.keptStats(ctx, projectID)
-	if err == nil && !built {
-		var ok bool
-		if ok, err = s.buildStats(ctx, projectID); err == nil && ok {
-			out, built, err = s.keptStats(ctx, projectID)
-		}
-		if err == nil && !built {
-			// Another process is building them: the scan answers meanwhile.
-			out, err = s.scanStats(ctx, projectID, false)
-		}
-	}
+	out, err := s.stats(ctx, projectID)
 	if err != nil {
 		return core.ProjectStats{}, s.wrap(ctx, op, err)
 	}
 	return out, nil
+}
+
+// stats is Stats of a valid project id p, its errors unwrapped.
+func (s *Store) stats(ctx context.Context, p string) (core.ProjectStats, error) {
+	out, built, err := s.keptStats(ctx, p)
+	if err == nil && !built {
+		var ok bool
+		if ok, err = s.buildStats(ctx, p); err == nil && ok {
+			out, built, err = s.keptStats(ctx, p)
+		}
+		if err == nil && !built {
+			// Another process is building them: the scan answers meanwhile.
+			out, err = s.scanStats(ctx, p, false)
+		}
+	}
+	return out, err
 }
 
 // keptStats reads the kept statistics; built is false (and the figures
@@ -387,8 +357,10 @@ func (s *Store) days(ctx context.Context, p string) ([]core.DayCount, error) {
 	return list, nil
 }
 
-// Projects lists the projects the store holds with their totals (reads
-// every record: an admin operation).
+// Projects lists the projects the store holds with their totals: the
+// counts of their kept statistics, read for every project in one round
+// trip; a project whose statistics are not built yet is summarised the
+// way Stats reads it.
 func (s *Store) Projects(ctx context.Context) ([]core.ProjectSummary, error) {
 	const op = "projects"
 	ps, err := s.rdb.SMembers(ctx, s.k.projects()).Result()
@@ -396,25 +368,23 @@ func (s *Store) Projects(ctx context.Context) ([]core.ProjectSummary, error) {
 		return nil, s.wrap(ctx, op, err)
 	}
 	slices.Sort(ps)
-	now := s.cfg.clock().UTC()
+	pipe := s.rdb.Pipeline()
+	aggs := make([]*redis.MapStringStringCmd, len(ps))
+	for i, p := range ps {
+		aggs[i] = pipe.HGetAll(ctx, s.k.agg(p))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, s.wrap(ctx, op, err)
+	}
 	out := make([]core.ProjectSummary, 0, len(ps))
-	for _, p := range ps {
-		rep, err := s.fullRep(ctx, p)
-		if err != nil {
-			return nil, s.wrap(ctx, op, err)
+	for i, p := range ps {
+		counts := readCounts(aggs[i].Val())
+		if aggs[i].Val()[aggBuilt] == "" {
+			if counts, err = s.stats(ctx, p); err != nil {
+				return nil, s.wrap(ctx, op, err)
+			}
 		}
-		sum := core.ProjectSummary{ProjectID: p, ByStatus: map[core.Status]int{}, ByLevel: map[string]int{}}
-		err = s.walk(ctx, p, nil, func(_ listEntry, st *stored) bool {
-			r := s.refresh(rep, st, now)
-			sum.Total++
-			sum.ByStatus[r.Status]++
-			sum.ByLevel[r.Level]++
-			return true
-		})
-		if err != nil {
-			return nil, s.wrap(ctx, op, err)
-		}
-		out = append(out, sum)
+		out = append(out, core.SummaryOf(p, counts))
 	}
 	return out, nil
 }
