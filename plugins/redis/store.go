@@ -60,7 +60,6 @@ const (
 	maxCommitBackoff    = 20 * time.Millisecond
 	searchMinCandidates = 50
 	lockStripes         = 256
-	defaultListLimit    = 100
 )
 
 // Option configures a Store.
