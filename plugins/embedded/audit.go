@@ -12,6 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/trust/ledger"
 )
 
 // bAudit is the audit log (docs/STORAGE.md): project 0 bigendian time ns
@@ -113,15 +114,13 @@ func pruneAudit(b *bolt.Bucket, project string, keep int) error {
 }
 
 // Audit returns up to limit entries of project at or after since, oldest
-// first (limit ≤ 0: 100).
+// first (ledger.AuditLimit: limit ≤ 0 is its default).
 func (s *Store) Audit(ctx context.Context, projectID string, since time.Time, limit int) ([]core.AuditEntry, error) {
 	const op = "audit"
 	if err := core.ValidateProjectID(projectID); err != nil {
 		return nil, fmt.Errorf("embedded: %s: %w", op, err)
 	}
-	if limit <= 0 {
-		limit = 100
-	}
+	limit = ledger.AuditLimit(limit)
 	out := []core.AuditEntry{}
 	err := s.view(ctx, op, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bAudit)

@@ -392,7 +392,7 @@ func (s *Store) expireSome(tx *bolt.Tx, now time.Time, budget int) (int, error) 
 		done, target, resume = binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:]), v[16:]
 	}
 	if target == 0 {
-		cutoff := now.Add(-s.cfg.params.CandidateTTL).UnixNano()
+		cutoff := s.ledger.ExpiryCutoff(now).UnixNano()
 		if cutoff <= 0 || uint64(cutoff) <= done {
 			return 0, nil
 		}
