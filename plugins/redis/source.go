@@ -509,11 +509,14 @@ func (s *Store) readValues(ctx context.Context, kind byte, ivs map[string]string
 		cmd   *redis.StringCmd
 	}
 	var reads []read
-	pipe := s.rdb.Pipeline()
-	ivEnd := map[string]*redis.StringCmd{}
+	var pipe redis.Pipeliner // made at the first value the cache lacks
+	var ivEnd map[string]*redis.StringCmd
 	for owner, ns := range want {
 		vals[owner], at[owner] = make(map[uint64]string, len(ns)), ivs[owner]
 		missing := s.cache.values(kind, owner, ivs[owner], ns, vals[owner])
+		if len(missing) > 0 && pipe == nil {
+			pipe, ivEnd = s.rdb.Pipeline(), map[string]*redis.StringCmd{}
+		}
 		for _, n := range missing {
 			var cmd *redis.StringCmd
 			if kind == kindLens {
