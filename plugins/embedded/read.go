@@ -15,9 +15,6 @@ import (
 	"github.com/memex-dev/memex/trust/ledger"
 )
 
-// minCandidates is the least number of lexical candidates a search ranks.
-const minCandidates = 50
-
 // Search returns the visible QAs matching req.Query in Rank order. It reads
 // the postings of the query's terms, then only the records of the best
 // lexical candidates.
@@ -35,10 +32,10 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 	var ms []core.Match
 	err := s.view(ctx, "search", func(tx *bolt.Tx) error {
 		ms = ms[:0]
-		k := max(4*req.Limit, minCandidates)
 		// Rank drops matches below min_score: the scorer skips them (and
 		// the postings only they would need).
-		hits, err := s.scorer.SearchMin(ctx, newSource(tx, visibleScopes(req.ProjectID)), req.Query, k, req.MinScore)
+		hits, err := s.scorer.SearchMin(ctx, newSource(tx, visibleScopes(req.ProjectID)), req.Query,
+			ledger.SearchCandidates(req.Limit), req.MinScore)
 		if err != nil {
 			return err
 		}
@@ -51,19 +48,15 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 			if err != nil {
 				return err
 			}
-			if rv == nil || !ledger.Visible(rv.ProjectID, rv.SharedProjects, req.ProjectID) {
+			if rv == nil {
 				continue
 			}
-			st := &stored{Entry: ledger.Entry{Rec: core.Record{QAID: rv.QAID, ProjectID: rv.ProjectID, Status: rv.Status,
-				CreatedAt: rv.CreatedAt, LastValidatedAt: rv.LastValidatedAt}, State: rv.State}}
-			s.ledger.Refresh(&st.Entry, rep, now)
-			if st.Rec.Status == core.StatusDeprecated {
-				continue
+			e := ledger.Entry{Rec: core.Record{QAID: rv.QAID, ProjectID: rv.ProjectID, SharedProjects: rv.SharedProjects,
+				Status: rv.Status, CreatedAt: rv.CreatedAt, UpdatedAt: rv.UpdatedAt, LastValidatedAt: rv.LastValidatedAt}, State: rv.State}
+			s.ledger.Refresh(&e, rep, now)
+			if m, ok := ledger.Rankable(e.Rec, req.ProjectID, h.Relevance); ok {
+				light = append(light, m)
 			}
-			light = append(light, core.Match{
-				QAID: rv.QAID, Relevance: h.Relevance, Trust: st.Rec.TrustScore, Freshness: st.Rec.Freshness,
-				ValidationLevel: st.Rec.ValidationLevel, Status: st.Rec.Status, UpdatedAt: rv.UpdatedAt,
-			})
 		}
 		for _, m := range core.Rank(light, req.MinScore, req.Limit, false) {
 			st, err := getStored(tx, m.QAID)

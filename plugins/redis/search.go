@@ -227,8 +227,7 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 	// Only matches at or above min_score survive Rank: the scorer skips
 	// the rest (and the postings only they would need), and their records
 	// are never read.
-	k := max(4*req.Limit, searchMinCandidates)
-	hits, err := s.scorer.SearchTerms(ctx, src, src.terms, k, req.MinScore)
+	hits, err := s.scorer.SearchTerms(ctx, src, src.terms, ledger.SearchCandidates(req.Limit), req.MinScore)
 	if err != nil {
 		return nil, s.wrap(ctx, op, err)
 	}
@@ -249,16 +248,15 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 	ms := make([]core.Match, 0, len(sts))
 	byID := make(map[string]*stored, len(sts))
 	for i, st := range sts {
-		if st == nil || !ledger.Visible(st.project, st.Shared, req.ProjectID) {
+		if st == nil {
 			continue
 		}
-		rec := s.refreshRecord(reps[st.project], st, now, false)
-		if rec.Status == core.StatusDeprecated {
+		m, ok := ledger.Rankable(s.refreshRecord(reps[st.project], st, now, false), req.ProjectID, hits[i].Relevance)
+		if !ok {
 			continue
 		}
 		byID[st.project+"\x00"+st.ID] = st
-		ms = append(ms, core.Match{QAID: rec.QAID, ProjectID: rec.ProjectID, Relevance: hits[i].Relevance, Trust: rec.TrustScore,
-			Freshness: rec.Freshness, ValidationLevel: rec.ValidationLevel, Status: rec.Status, UpdatedAt: rec.UpdatedAt})
+		ms = append(ms, m)
 	}
 	ranked := core.Rank(ms, req.MinScore, req.Limit, req.Explain)
 	for i, m := range ranked {

@@ -58,7 +58,6 @@ const (
 	defaultAuditCap     = 10_000
 	maxCommitAttempts   = 100
 	maxCommitBackoff    = 20 * time.Millisecond
-	searchMinCandidates = 50
 	lockStripes         = 256
 )
 
