@@ -170,3 +170,34 @@ func testStatsExpiringSoon(t *testing.T, newPlugin NewFunc) {
 		t.Errorf("expiring soon = %d, want 2 (%s)", st.ExpiringSoon, strings.Join(soon, ", "))
 	}
 }
+
+// testStatsAfterImport: an imported record's share of the statistics is
+// the record as the store computes it from its evidence, on every store:
+// a line claiming trust 0.99 and level 3 without the evidence for them
+// counts at the level and trust Get shows, not at the ones it claimed.
+func testStatsAfterImport(t *testing.T, newPlugin NewFunc) {
+	p := newPlugin(t)
+	im, ok := core.As[core.Importer](p)
+	if !ok {
+		t.Skip("plugin does not implement core.Importer")
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	claimed := core.Record{QAID: "st-imp", ProjectID: projA, Question: "How do I reindex the quokka store?",
+		Answer: "quokka reindex --all", Status: core.StatusActive, ValidationLevel: 3, TrustScore: 0.99,
+		CreatedAt: now, UpdatedAt: now}
+	if err := im.Import(t.Context(), []core.Record{claimed}); err != nil {
+		t.Fatalf("Import: %v", err)
+	}
+	read := get(t, getter(t, p), projA, "st-imp")
+	s := statsOf(t, p, projA)
+	if len(s.Top) != 1 || s.Top[0].QAID != "st-imp" {
+		t.Fatalf("Top %v, want the imported QA", s.Top)
+	}
+	if got := s.Top[0]; math.Abs(got.TrustScore-read.TrustScore) > 1e-9 || got.ValidationLevel != read.ValidationLevel {
+		t.Errorf("stats show trust %.4f level %d, Get %.4f level %d (the line claimed 0.99, level 3)",
+			got.TrustScore, got.ValidationLevel, read.TrustScore, read.ValidationLevel)
+	}
+	if n := s.ByLevel[core.LevelName(read.ValidationLevel)]; n != 1 {
+		t.Errorf("ByLevel %v: want the QA counted at %s as Get shows it", s.ByLevel, core.LevelName(read.ValidationLevel))
+	}
+}

@@ -62,6 +62,7 @@ func Run(t *testing.T, newPlugin func(t *testing.T) core.MemoryPlugin) {
 		{"StatsTopWorst", testStatsTopWorst},
 		{"StatsAwaitingReview", testStatsAwaitingReview},
 		{"StatsExpiringSoon", testStatsExpiringSoon},
+		{"StatsAfterImport", testStatsAfterImport},
 		{"Pinger", testPinger},
 		{"CandidateBatcher", testCandidateBatcher},
 		{"RunRecorder", testRunRecorder},

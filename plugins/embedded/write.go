@@ -336,14 +336,17 @@ func (s *Store) Import(ctx context.Context, recs []core.Record) error {
 		if err := tx.Bucket(bMeta).Delete(expireSweep); err != nil {
 			return err
 		}
-		b := newIndexBatch()
+		b, rep := newIndexBatch(), reputation{tx}
 		for i, r := range recs {
 			if i&255 == 255 {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
 			}
+			// Written as Get reads it: its statistics' share is the
+			// record its evidence makes (as on every store).
 			st := &stored{Entry: s.ledger.Import(r, now)}
+			s.ledger.Refresh(&st.Entry, rep, now)
 			old, err := getStored(tx, r.QAID)
 			if err != nil {
 				return err
