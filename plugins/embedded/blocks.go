@@ -163,22 +163,6 @@ func findBlock(c *bolt.Cursor, prefix []byte, doc uint64) (k, v []byte) {
 	return nil, nil
 }
 
-// getPosting reads doc's posting of prefix (one block).
-func getPosting(b *bolt.Bucket, prefix []byte, doc uint64) (retrieval.Posting, bool) {
-	k, v := findBlock(b.Cursor(), prefix, doc)
-	if k == nil {
-		return retrieval.Posting{}, false
-	}
-	r := blockReader{v: v, doc: blockFirst(k)}
-	var p retrieval.Posting
-	for r.next(&p) {
-		if p.Doc >= doc {
-			return p, p.Doc == doc
-		}
-	}
-	return retrieval.Posting{}, false
-}
-
 // addPostings merges ps (sorted by doc, distinct) into the blocks of
 // prefix; a posting of a doc already there replaces it.
 func addPostings(b *bolt.Bucket, prefix []byte, ps []retrieval.Posting) error {

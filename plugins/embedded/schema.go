@@ -91,12 +91,9 @@ func indexScopes(rec core.Record) []string {
 
 func docKey(doc uint64) []byte { return binary.BigEndian.AppendUint64(nil, doc) }
 
+// termPrefix is the key prefix of the posting blocks of (scope, term).
 func termPrefix(scope, term string) []byte {
-	return termPrefixTo(make([]byte, 0, len(scope)+len(term)+2+8), scope, term)
-}
-
-// termPrefixTo appends the posting key prefix of (scope, term) to k.
-func termPrefixTo(k []byte, scope, term string) []byte {
+	k := make([]byte, 0, len(scope)+len(term)+2+8)
 	k = append(k, scope...)
 	k = append(k, 0)
 	k = append(k, term...)
@@ -457,12 +454,10 @@ func (src source) eachBlock(ctx context.Context, term string, fn func(k, v []byt
 }
 
 // TermFreqs implements retrieval.TermFreqReader. A document's frequencies
-// of all the terms come from its forward entry (one lookup per document,
-// however many terms are deferred). A document without one (indexed by an
-// older memex) is looked up term by term in the postings, each one block:
-// only in the scopes where the term occurs, and, as a visible document is
-// indexed in exactly one of the visible scopes (see indexScopes), only in
-// its scope once found.
+// of all the terms come from its forward entry: one lookup per document,
+// however many terms are deferred. Every QA entry is written with its
+// forward entry (insert, the upgrade), so a document without one is not
+// in the store, and is left out as retrieval.MemIndex leaves it out.
 func (src source) TermFreqs(ctx context.Context, docs []uint64, terms []string, fn func(doc uint64, tfs []retrieval.TF, lens [retrieval.NumFields]uint32)) error {
 	fwd := src.tx.Bucket(bTerms)
 	want := make(map[string]int, len(terms))
@@ -472,7 +467,6 @@ func (src source) TermFreqs(ctx context.Context, docs []uint64, terms []string, 
 		}
 	}
 	tfs := make([]retrieval.TF, len(terms))
-	var in [][]int // lazily, for the documents without a forward entry
 	var key []byte
 	for i, doc := range docs {
 		if i&63 == 0 {
@@ -480,71 +474,24 @@ func (src source) TermFreqs(ctx context.Context, docs []uint64, terms []string, 
 				return err
 			}
 		}
-		clear(tfs)
 		key = binary.BigEndian.AppendUint64(key[:0], doc)
-		if fwd != nil {
-			if v := fwd.Get(key); v != nil {
-				lens, ok := decodeTerms(v, want, tfs)
-				if !ok {
-					return fmt.Errorf("forward entry of doc %d is corrupt", doc)
-				}
-				for j, t := range terms {
-					if k := want[t]; k != j {
-						tfs[j] = tfs[k] // a repeated term
-					}
-				}
-				fn(doc, tfs, lens)
-				continue
+		v := fwd.Get(key)
+		if v == nil {
+			continue
+		}
+		clear(tfs)
+		lens, ok := decodeTerms(v, want, tfs)
+		if !ok {
+			return fmt.Errorf("forward entry of doc %d is corrupt", doc)
+		}
+		for j, t := range terms {
+			if k := want[t]; k != j {
+				tfs[j] = tfs[k] // a repeated term
 			}
 		}
-		if in == nil {
-			in = src.termScopes(terms)
-		}
-		lens := src.lookupTFs(doc, terms, in, tfs, &key)
 		fn(doc, tfs, lens)
 	}
 	return ctx.Err()
-}
-
-// termScopes lists, for each term, the indexes in src.scopes of the scopes
-// where it occurs.
-func (src source) termScopes(terms []string) [][]int {
-	dfs := src.tx.Bucket(bDF)
-	in := make([][]int, len(terms))
-	for j, term := range terms {
-		if strings.IndexByte(term, 0) >= 0 {
-			continue
-		}
-		for si, sc := range src.scopes {
-			if readUvarints(dfs.Get(dfKey(sc, term)), 1)[0] > 0 {
-				in[j] = append(in[j], si)
-			}
-		}
-	}
-	return in
-}
-
-// lookupTFs reads doc's frequencies of terms from the postings, one block
-// per term, into tfs (zeroed by the caller), and returns its field lengths.
-func (src source) lookupTFs(doc uint64, terms []string, in [][]int, tfs []retrieval.TF, key *[]byte) (lens [retrieval.NumFields]uint32) {
-	post := src.tx.Bucket(bPost)
-	scope := -1 // index in src.scopes, once known
-	for j, term := range terms {
-		for _, si := range in[j] {
-			if scope >= 0 && si != scope {
-				continue
-			}
-			*key = termPrefixTo((*key)[:0], src.scopes[si], term)
-			p, ok := getPosting(post, *key, doc)
-			if !ok {
-				continue
-			}
-			scope = si
-			tfs[j], lens = p.TF, p.Len
-			break
-		}
-	}
-	return lens
 }
 
 // reputation reads the book inside a transaction.
