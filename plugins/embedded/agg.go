@@ -160,7 +160,7 @@ func statsReplace(tx *bolt.Tx, doc uint64) error {
 	if !statsCounted(tx, doc) {
 		return nil
 	}
-	old, err := getByDoc(tx, doc)
+	old, err := getByDoc(tx, doc, false)
 	if err != nil || old == nil {
 		return err
 	}
@@ -205,7 +205,7 @@ func buildStatsStep(tx *bolt.Tx, max int, budget time.Duration) (int, error) {
 	k, v := c.Seek(docKey(cursor))
 	for ; k != nil && n < max && (budget <= 0 || n == 0 || time.Since(start) < budget); k, v = c.Next() {
 		n++
-		st, err := decodeStored(binary.BigEndian.Uint64(k), v)
+		st, err := decodeStored(binary.BigEndian.Uint64(k), v, false)
 		if err != nil {
 			return n, err
 		}

@@ -197,73 +197,70 @@ func (r *byteReader) time() time.Time {
 }
 
 // decodeRank decodes the rank entry and trust state at the start of a QA
-// entry and returns the rest (the record).
-func decodeRank(v []byte) (*rankView, []byte, error) {
+// entry and returns the rest (the record). The entry's record holds the
+// rank entry's fields only: what a search needs to rank a lexical
+// candidate (visibility, status, timestamps), decoded without the record
+// that follows, so a search decodes ~50 small values and only `limit`
+// full records.
+func decodeRank(v []byte) (ledger.Entry, []byte, error) {
 	r := byteReader{v: v}
-	var rv rankView
-	rv.QAID = r.string()
-	rv.ProjectID = r.string()
+	var e ledger.Entry
+	rec := &e.Rec
+	rec.QAID = r.string()
+	rec.ProjectID = r.string()
 	n := r.uvarint()
 	if n > uint64(len(r.v)) {
-		return nil, nil, errors.New("bad shared project count")
+		return e, nil, errors.New("bad shared project count")
 	}
-	rv.SharedProjects = make([]string, 0, n)
+	rec.SharedProjects = make([]string, 0, n)
 	for range n {
-		rv.SharedProjects = append(rv.SharedProjects, r.string())
+		rec.SharedProjects = append(rec.SharedProjects, r.string())
 	}
-	rv.Status = core.Status(r.string())
-	rv.CreatedAt = r.time()
-	rv.LastValidatedAt = r.time()
-	rv.UpdatedAt = r.time()
+	rec.Status = core.Status(r.string())
+	rec.CreatedAt = r.time()
+	rec.LastValidatedAt = r.time()
+	rec.UpdatedAt = r.time()
 	state := r.uvarint()
 	if r.err || state > uint64(len(r.v)) {
-		return nil, nil, errors.New("truncated")
+		return e, nil, errors.New("truncated")
 	}
 	if js := r.v[:state]; len(js) > 0 && string(js) != "null" {
-		rv.State = new(trust.State)
-		if err := json.Unmarshal(js, rv.State); err != nil {
-			return nil, nil, err
+		e.State = new(trust.State)
+		if err := json.Unmarshal(js, e.State); err != nil {
+			return e, nil, err
 		}
 	}
-	if rv.State == nil {
-		rv.State = trust.NewState("", rv.CreatedAt)
-		rv.State.Status = rv.Status
+	if e.State == nil {
+		e.State = trust.NewState("", rec.CreatedAt)
+		e.State.Status = rec.Status
 	}
-	return &rv, r.v[state:], nil
+	return e, r.v[state:], nil
 }
 
-func getRankView(tx *bolt.Tx, doc uint64) (*rankView, error) {
+// getByDoc reads the QA of doc, nil if there is none; with rankOnly, its
+// record holds the rank entry's fields only (decodeRank).
+func getByDoc(tx *bolt.Tx, doc uint64, rankOnly bool) (*stored, error) {
 	v := tx.Bucket(bQA).Get(docKey(doc))
 	if v == nil {
 		return nil, nil
 	}
-	rv, _, err := decodeRank(v)
+	return decodeStored(doc, v, rankOnly)
+}
+
+// decodeStored decodes the QA entry v stored under doc (see getByDoc).
+func decodeStored(doc uint64, v []byte, rankOnly bool) (*stored, error) {
+	e, rest, err := decodeRank(v)
 	if err != nil {
 		return nil, fmt.Errorf("entry of doc %d is corrupt: %w", doc, err)
 	}
-	return rv, nil
-}
-
-// getByDoc reads the QA of doc, nil if there is none.
-func getByDoc(tx *bolt.Tx, doc uint64) (*stored, error) {
-	v := tx.Bucket(bQA).Get(docKey(doc))
-	if v == nil {
-		return nil, nil
+	if !rankOnly {
+		rec, err := decodeRecord(rest)
+		if err != nil {
+			return nil, fmt.Errorf("record %s is corrupt: %w", e.Rec.QAID, err)
+		}
+		e.Rec = rec
 	}
-	return decodeStored(doc, v)
-}
-
-// decodeStored decodes the QA entry v stored under doc.
-func decodeStored(doc uint64, v []byte) (*stored, error) {
-	rv, rest, err := decodeRank(v)
-	if err != nil {
-		return nil, fmt.Errorf("entry of doc %d is corrupt: %w", doc, err)
-	}
-	rec, err := decodeRecord(rest)
-	if err != nil {
-		return nil, fmt.Errorf("record %s is corrupt: %w", rv.QAID, err)
-	}
-	return &stored{Entry: ledger.Entry{Rec: rec, State: rv.State}, Doc: doc}, nil
+	return &stored{Entry: e, Doc: doc}, nil
 }
 
 // getStored reads the QA qaID, nil if there is none.
@@ -276,7 +273,7 @@ func getStored(tx *bolt.Tx, qaID string) (*stored, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("doc id of %s is corrupt", qaID)
 	}
-	st, err := getByDoc(tx, doc)
+	st, err := getByDoc(tx, doc, false)
 	if err != nil || st == nil || st.Rec.QAID != qaID {
 		return nil, err
 	}

@@ -44,16 +44,14 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 		rep := reputation{tx}
 		light := make([]core.Match, 0, len(hits))
 		for _, h := range hits {
-			rv, err := getRankView(tx, h.Doc)
+			e, err := getByDoc(tx, h.Doc, true)
 			if err != nil {
 				return err
 			}
-			if rv == nil {
+			if e == nil {
 				continue
 			}
-			e := ledger.Entry{Rec: core.Record{QAID: rv.QAID, ProjectID: rv.ProjectID, SharedProjects: rv.SharedProjects,
-				Status: rv.Status, CreatedAt: rv.CreatedAt, UpdatedAt: rv.UpdatedAt, LastValidatedAt: rv.LastValidatedAt}, State: rv.State}
-			s.ledger.Refresh(&e, rep, now)
+			s.ledger.Refresh(&e.Entry, rep, now)
 			if m, ok := ledger.Rankable(e.Rec, req.ProjectID, h.Relevance); ok {
 				light = append(light, m)
 			}

@@ -51,21 +51,6 @@ type stored struct {
 	Doc uint64
 }
 
-// rankView is the part of a QA entry search needs to rank a lexical
-// candidate (visibility, trust evidence, timestamps), decoded without the
-// record that follows it, so a search decodes ~50 small values and only
-// `limit` full records.
-type rankView struct {
-	QAID            string
-	ProjectID       string
-	SharedProjects  []string
-	Status          core.Status
-	CreatedAt       time.Time
-	LastValidatedAt time.Time
-	UpdatedAt       time.Time
-	State           *trust.State
-}
-
 // Scopes of the inverted index: a project's own QAs ("p:<project>") and the
 // QAs other projects share with it ("s:<project>").
 func ownScope(project string) string    { return "p:" + project }

@@ -144,7 +144,7 @@ func (s *Store) findDuplicate(ctx context.Context, tx *bolt.Tx, req core.Candida
 			}
 			out := make([]*stored, 0, len(hits))
 			for _, h := range hits {
-				st, err := getByDoc(tx, h.Doc)
+				st, err := getByDoc(tx, h.Doc, false)
 				if err != nil {
 					return nil, err
 				}
