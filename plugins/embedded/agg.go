@@ -25,6 +25,8 @@ var (
 	bByTrust = []byte("bytrust")    // project 0 trust (float64 bits) qa_id → nil: live QAs
 	bByTTL   = []byte("byttl")      // project 0 expiry (unix ns) qa_id → nil: QAs with an expiry
 	bWaiting = []byte("quarantine") // project 0 created_at (unix ns) qa_id → nil: live quarantined QAs
+
+	aggBuckets = [][]byte{bAgg, bByTrust, bByTTL, bWaiting}
 )
 
 func statsKey(project string, n uint64, qaID string) []byte {
@@ -171,15 +173,11 @@ func statsReplace(tx *bolt.Tx, doc uint64) error {
 // starts their build from the first entry: for a store without them (an
 // older file), in the transaction of a read-write open.
 func startStatsBuild(tx *bolt.Tx) error {
-	for _, name := range [][]byte{bAgg, bByTrust, bByTTL, bWaiting} {
-		if tx.Bucket(name) != nil {
-			if err := tx.DeleteBucket(name); err != nil {
-				return err
-			}
-		}
-		if _, err := tx.CreateBucket(name); err != nil {
-			return err
-		}
+	if err := dropBuckets(tx, aggBuckets...); err != nil {
+		return err
+	}
+	if err := createBuckets(tx, aggBuckets...); err != nil {
+		return err
 	}
 	return tx.Bucket(bMeta).Put(keyStatsBuild, make([]byte, 8))
 }

@@ -109,7 +109,7 @@ func dropStats(t *testing.T, path string) {
 	}
 	defer db.Close()
 	if err := db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bAgg, bByTrust, bByTTL, bWaiting} {
+		for _, b := range aggBuckets {
 			if err := tx.DeleteBucket(b); err != nil {
 				return err
 			}

@@ -465,17 +465,15 @@ func (s *Store) TaskGrade(ctx context.Context, req core.TaskGradeRequest) (core.
 // build in progress takes a bounded step (agg.go).
 func (s *Store) initSchema(tx *bolt.Tx) error {
 	startBuild := tx.Bucket(bAgg) == nil && tx.Bucket(bQA) != nil
-	for _, b := range allBuckets {
-		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-			return fmt.Errorf("create bucket %s: %w", b, err)
-		}
+	if err := createBuckets(tx, allBuckets...); err != nil {
+		return err
 	}
-	meta := tx.Bucket(bMeta)
-	if v := meta.Get(keySchema); v == nil {
+	if meta := tx.Bucket(bMeta); meta.Get(keySchema) == nil {
 		if err := meta.Put(keySchema, []byte(strconv.Itoa(SchemaVersion))); err != nil {
 			return err
 		}
-	} else if err := checkVersion(tx); err != nil {
+	}
+	if err := checkVersion(tx); err != nil {
 		return err
 	}
 	if startBuild {
@@ -497,17 +495,51 @@ func (s *Store) statsBuildStep(tx *bolt.Tx, max int, budget time.Duration) error
 	return nil
 }
 
+// checkVersion refuses a file without a schema version, or with a newer
+// one than this memex writes.
 func checkVersion(tx *bolt.Tx) error {
+	v, err := storedVersion(tx)
+	switch {
+	case err != nil:
+		return err
+	case v == 0:
+		return errors.New("not a memex store (no schema version)")
+	case v > SchemaVersion:
+		return fmt.Errorf("store schema version %d is newer than this memex supports (%d): upgrade memex", v, SchemaVersion)
+	}
+	return nil
+}
+
+// storedVersion reads the schema version of the file: 0 for a file without
+// one (new or empty).
+func storedVersion(tx *bolt.Tx) (int, error) {
 	meta := tx.Bucket(bMeta)
-	if meta == nil {
-		return errors.New("not a memex store (no meta bucket)")
+	if meta == nil || meta.Get(keySchema) == nil {
+		return 0, nil
 	}
 	v, err := strconv.Atoi(string(meta.Get(keySchema)))
 	if err != nil {
-		return errors.New("not a memex store (unreadable schema version)")
+		return 0, errors.New("not a memex store (unreadable schema version)")
 	}
-	if v > SchemaVersion {
-		return fmt.Errorf("store schema version %d is newer than this memex supports (%d): upgrade memex", v, SchemaVersion)
+	return v, nil
+}
+
+// createBuckets creates those of names that are missing.
+func createBuckets(tx *bolt.Tx, names ...[]byte) error {
+	for _, name := range names {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return fmt.Errorf("create bucket %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// dropBuckets deletes those of names that exist.
+func dropBuckets(tx *bolt.Tx, names ...[]byte) error {
+	for _, name := range names {
+		if err := tx.DeleteBucket(name); err != nil && !errors.Is(err, bolterr.ErrBucketNotFound) {
+			return fmt.Errorf("drop bucket %s: %w", name, err)
+		}
 	}
 	return nil
 }

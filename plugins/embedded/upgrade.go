@@ -28,7 +28,7 @@ var (
 	// v2Rebuilt are the buckets an upgrade builds from the v1 records.
 	// The project statistics are among them: the upgrade's writes count
 	// every entry they write (agg.go).
-	v2Rebuilt = [][]byte{bIDs, bPost, bDF, bStats, bQA, bTerms, bAgg, bByTrust, bByTTL, bWaiting}
+	v2Rebuilt = append([][]byte{bIDs, bPost, bDF, bStats, bQA, bTerms}, aggBuckets...)
 )
 
 // v1Stored is a schema 1 record value.
@@ -43,20 +43,6 @@ type v1Stored struct {
 // tests can cross several chunks with a small store.
 var upgradeChunk = 5000
 
-// storedVersion reads the schema version of the file: 0 for a file without
-// one (new or empty).
-func storedVersion(tx *bolt.Tx) (int, error) {
-	meta := tx.Bucket(bMeta)
-	if meta == nil || meta.Get(keySchema) == nil {
-		return 0, nil
-	}
-	v, err := strconv.Atoi(string(meta.Get(keySchema)))
-	if err != nil {
-		return 0, fmt.Errorf("not a memex store (unreadable schema version)")
-	}
-	return v, nil
-}
-
 // upgradeV1 converts a schema 1 store to schema 2 in place. It rebuilds
 // the buckets whose format changed from the v1 records into new buckets,
 // upgradeChunk records per transaction in doc id order (postings append to
@@ -70,19 +56,10 @@ func storedVersion(tx *bolt.Tx) (int, error) {
 // exclusive) throughout, so no other process writes in between.
 func (s *Store) upgradeV1(db *bolt.DB) error {
 	err := db.Update(func(tx *bolt.Tx) error {
-		for _, name := range v2Rebuilt {
-			if tx.Bucket(name) != nil {
-				if err := tx.DeleteBucket(name); err != nil {
-					return err
-				}
-			}
+		if err := dropBuckets(tx, v2Rebuilt...); err != nil {
+			return err
 		}
-		for _, name := range allBuckets {
-			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-				return err
-			}
-		}
-		return nil
+		return createBuckets(tx, allBuckets...)
 	})
 	if err != nil {
 		return err
@@ -156,12 +133,8 @@ func (s *Store) upgradeV1(db *bolt.DB) error {
 		if err := b.flush(tx); err != nil {
 			return err
 		}
-		for _, name := range v1Buckets {
-			if tx.Bucket(name) != nil {
-				if err := tx.DeleteBucket(name); err != nil {
-					return err
-				}
-			}
+		if err := dropBuckets(tx, v1Buckets...); err != nil {
+			return err
 		}
 		return tx.Bucket(bMeta).Put(keySchema, []byte(strconv.Itoa(SchemaVersion)))
 	})
