@@ -68,6 +68,20 @@ func addCount(b *bolt.Bucket, ns core.Namespace, d int) error {
 	return b.Put(k, binary.AppendUvarint(nil, uint64(v)))
 }
 
+// getItem reads the item id, false when there is none.
+func getItem(tx *bolt.Tx, id []byte) (core.Item, bool, error) {
+	b := tx.Bucket(bItems)
+	if b == nil {
+		return core.Item{}, false, nil
+	}
+	v := b.Get(id)
+	if v == nil {
+		return core.Item{}, false, nil
+	}
+	it, err := decodeItem(id, v)
+	return it, err == nil, err
+}
+
 func (x *items) ItemError(_ context.Context, op string, err error) error {
 	return fmt.Errorf("embedded: %s: %w", op, err)
 }
@@ -79,6 +93,10 @@ func (x *items) PutItem(ctx context.Context, it core.Item, maxEntries int) (*cor
 	var prev *core.Item
 	err := x.s.update(ctx, "put item", func(tx *bolt.Tx) error {
 		prev = nil
+		old, found, err := getItem(tx, id)
+		if err != nil {
+			return err
+		}
 		b, err := tx.CreateBucketIfNotExists(bItems)
 		if err != nil {
 			return err
@@ -88,13 +106,9 @@ func (x *items) PutItem(ctx context.Context, it core.Item, maxEntries int) (*cor
 			return err
 		}
 		stored := it
-		if old := b.Get(id); old != nil {
-			p, err := decodeItem(id, old)
-			if err != nil {
-				return err
-			}
-			prev = &p
-			stored.CreatedAt = p.CreatedAt
+		if found {
+			prev = &old
+			stored.CreatedAt = old.CreatedAt
 		} else {
 			n, _ := binary.Uvarint(counts.Get([]byte(core.NamespacePrefixID(it.Namespace))))
 			if maxEntries > 0 && int(n) >= maxEntries {
@@ -110,21 +124,10 @@ func (x *items) PutItem(ctx context.Context, it core.Item, maxEntries int) (*cor
 }
 
 func (x *items) GetItem(ctx context.Context, ns core.Namespace, key string) (core.Item, bool, error) {
-	id := []byte(core.ItemID(ns, key))
 	var it core.Item
 	var ok bool
-	err := x.s.view(ctx, "get item", func(tx *bolt.Tx) error {
-		b := tx.Bucket(bItems)
-		if b == nil {
-			return nil
-		}
-		v := b.Get(id)
-		if v == nil {
-			return nil
-		}
-		var err error
-		it, err = decodeItem(id, v)
-		ok = err == nil
+	err := x.s.view(ctx, "get item", func(tx *bolt.Tx) (err error) {
+		it, ok, err = getItem(tx, []byte(core.ItemID(ns, key)))
 		return err
 	})
 	return it, ok, err
@@ -160,22 +163,11 @@ func (x *items) DeleteItem(ctx context.Context, ns core.Namespace, key string) (
 	id := []byte(core.ItemID(ns, key))
 	var it core.Item
 	var ok bool
-	err := x.s.update(ctx, "delete item", func(tx *bolt.Tx) error {
-		ok = false
-		b := tx.Bucket(bItems)
-		if b == nil {
-			return nil
-		}
-		v := b.Get(id)
-		if v == nil {
-			return nil
-		}
-		var err error
-		if it, err = decodeItem(id, v); err != nil {
+	err := x.s.update(ctx, "delete item", func(tx *bolt.Tx) (err error) {
+		if it, ok, err = getItem(tx, id); !ok {
 			return err
 		}
-		ok = true
-		if err := b.Delete(id); err != nil {
+		if err := tx.Bucket(bItems).Delete(id); err != nil {
 			return err
 		}
 		counts, err := tx.CreateBucketIfNotExists(bItemCount)
