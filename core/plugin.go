@@ -135,7 +135,10 @@ type RunRecords struct {
 }
 
 // Expirer runs the expiry job: candidates never validated within the
-// candidate TTL are deprecated. It returns how many changed.
+// candidate TTL are deprecated, at most batch of them (batch ≤ 0: all). It
+// returns how many changed; on an error, how many changed in what it
+// stored before the error (a store commits the job in parts: a record, a
+// chunk of records), which stay changed.
 type Expirer interface {
 	Expire(ctx context.Context, now time.Time, batch int) (int, error)
 }

@@ -280,21 +280,21 @@ func testExpirer(t *testing.T, newPlugin NewFunc) {
 		t.Skip("plugin does not implement core.Expirer")
 	}
 	stale := addQA(t, p, core.CandidateRequest{Question: "How to feed the okapi never validated", Answer: "okapi food"})
+	stale2 := addQA(t, p, core.CandidateRequest{Question: "How to bathe the okapi never validated", Answer: "okapi soap"})
 	kept := addQA(t, p, core.CandidateRequest{Question: "How to groom the okapi validated", Answer: "okapi brush"})
 	validate(t, p, "agent-a", projA, kept, "pass", "strong")
 	if n, err := ex.Expire(t.Context(), time.Now(), 0); err != nil || n != 0 {
 		t.Errorf("Expire(now) = %d, %v; want 0 (nothing past its TTL)", n, err)
 	}
-	n, err := ex.Expire(t.Context(), time.Now().Add(365*24*time.Hour), 0)
-	if err != nil {
-		t.Fatalf("Expire: %v", err)
-	}
-	if n != 1 {
-		t.Errorf("Expire(now+1y) changed %d, want 1", n)
+	later := time.Now().Add(365 * 24 * time.Hour)
+	for _, batch := range []int{1, 0} { // at most batch, then the rest
+		if n, err := ex.Expire(t.Context(), later, batch); err != nil || n != 1 {
+			t.Fatalf("Expire(now+1y, batch %d) = %d, %v; want 1", batch, n, err)
+		}
 	}
 	got := ids(search(t, p, projA, "okapi", 50))
-	if slices.Contains(got, stale) || !slices.Contains(got, kept) {
-		t.Errorf("after expiry search = %v, want %s gone and %s kept", got, stale, kept)
+	if slices.Contains(got, stale) || slices.Contains(got, stale2) || !slices.Contains(got, kept) {
+		t.Errorf("after expiry search = %v, want %s and %s gone and %s kept", got, stale, stale2, kept)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/memex-dev/memex/core"
 )
 
@@ -67,5 +69,54 @@ func TestRunsExpireOldCandidates(t *testing.T) {
 	}
 	if r, _ := s.Get(ctx, "p", validated); r.Status == core.StatusDeprecated {
 		t.Errorf("the validated QA expired")
+	}
+}
+
+// TestExpireCountsCommittedChunks: Expire commits a chunk of the list at a
+// time, and on an error returns how many QAs the committed chunks
+// deprecated (core.Expirer), which stay deprecated.
+func TestExpireCountsCommittedChunks(t *testing.T) {
+	s := newTestStore(t, func(c *config) { c.expireChunk = 2 })
+	ctx := t.Context()
+	var ids []string
+	for i := range 5 {
+		res, err := s.RecordCandidate(ctx, core.CandidateRequest{ProjectID: "p",
+			Question: fmt.Sprintf("How do I brush wombat %d?", i), Answer: fmt.Sprintf("wombat brush --size %d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.QAID)
+	}
+	// The entry of the list's last QA (created last) is unreadable.
+	var corrupt string
+	err := s.view(ctx, "list", func(tx *bolt.Tx) error {
+		k, _ := tx.Bucket(bList).Cursor().Last()
+		corrupt = string(k[len("p")+9:])
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.update(ctx, "corrupt", func(tx *bolt.Tx) error {
+		st, err := getStored(tx, corrupt)
+		if err != nil {
+			return err
+		}
+		return tx.Bucket(bQA).Put(docKey(st.Doc), []byte{0xff})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.Expire(ctx, time.Now().Add(365*24*time.Hour), 0)
+	if err == nil || n != 4 {
+		t.Fatalf("Expire = %d, %v; want 4 (two committed chunks of two) and the error of the corrupt entry", n, err)
+	}
+	for _, id := range ids {
+		if id == corrupt {
+			continue
+		}
+		if r, err := s.Get(ctx, "p", id); err != nil || r.Status != core.StatusDeprecated {
+			t.Errorf("%s: status %s, %v; want deprecated (its chunk committed)", id, r.Status, err)
+		}
 	}
 }

@@ -63,6 +63,7 @@ type config struct {
 	auditKeep   int // entries the audit log keeps per project (AuditKeep)
 	buildStep   int // entries a statistics build reads at most per open or write (buildStepEntries)
 	buildChunk  int // entries a statistics build reads per transaction of its own (buildChunkEntries)
+	expireChunk int // list keys one transaction of Expire examines (expireChunkKeys)
 }
 
 // WithClock injects the clock used for timestamps, freshness and expiry.
@@ -113,7 +114,8 @@ type Store struct {
 func Open(path string, opts ...Option) (*Store, error) {
 	p := trust.DefaultParams()
 	p.CountCreator = true
-	cfg := config{clock: time.Now, params: p, lockTimeout: DefaultLockTimeout, buildStep: buildStepEntries, buildChunk: buildChunkEntries}
+	cfg := config{clock: time.Now, params: p, lockTimeout: DefaultLockTimeout, buildStep: buildStepEntries, buildChunk: buildChunkEntries,
+		expireChunk: expireChunkKeys}
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -1,13 +1,10 @@
 package embedded
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -366,114 +363,4 @@ func (s *Store) Import(ctx context.Context, recs []core.Record) error {
 		}
 		return b.flush(tx)
 	})
-}
-
-// runExpireBudget bounds the records a run's commit examines for expiry
-// (expireSome): the embedded store has no expiry job of its own, so every
-// run that records moves the sweep on, at a bounded cost.
-const runExpireBudget = 64
-
-// expireSweep is the meta key of the expiry sweep: 8 bytes W (every record
-// created at or before W, in ns, was examined once it was old enough to
-// expire), 8 bytes C (the cutoff of the sweep in progress, 0 when none),
-// then the bList key it resumes after.
-var expireSweep = []byte("expire_sweep")
-
-// expireSome runs the expiry job (ledger.Expire) over the records created
-// since the last sweep's cutoff and at least the candidate TTL ago — the
-// ones that became old enough to expire — examining at most budget bList
-// keys and resuming there next time. A never-validated candidate expires
-// by age only, so a record examined once it was old enough needs no second
-// look; in a store in use each call reads only what crossed the TTL since
-// the previous one. It returns how many QAs it deprecated.
-func (s *Store) expireSome(tx *bolt.Tx, now time.Time, budget int) (int, error) {
-	meta := tx.Bucket(bMeta)
-	v := meta.Get(expireSweep)
-	var done, target uint64
-	var resume []byte
-	if len(v) >= 16 {
-		done, target, resume = binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:]), v[16:]
-	}
-	if target == 0 {
-		cutoff := s.ledger.ExpiryCutoff(now).UnixNano()
-		if cutoff <= 0 || uint64(cutoff) <= done {
-			return 0, nil
-		}
-		target, resume = uint64(cutoff), nil
-	}
-	c := tx.Bucket(bList).Cursor()
-	k, _ := c.First()
-	if len(resume) > 0 {
-		if k, _ = c.Seek(resume); k != nil && bytes.Equal(k, resume) {
-			k, _ = c.Next()
-		}
-	}
-	n, last := 0, []byte(nil)
-	for range budget {
-		if k == nil {
-			// The sweep reached the end: everything up to target is examined.
-			return n, meta.Put(expireSweep, binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, target), 0))
-		}
-		last = slices.Clone(k)
-		i := bytes.IndexByte(k, 0)
-		if i < 0 || len(k) < i+9 {
-			k, _ = c.Next()
-			continue
-		}
-		project := k[:i+1]
-		switch created := binary.BigEndian.Uint64(k[i+1 : i+9]); {
-		case created <= done: // examined by an earlier sweep
-			k, _ = c.Seek(binary.BigEndian.AppendUint64(slices.Clone(project), done+1))
-			continue
-		case created > target: // too young: the project's next records are younger still
-			k, _ = c.Seek(append(slices.Clone(k[:i]), 1))
-			continue
-		}
-		expired, err := s.expireOne(tx, string(k[i+9:]), now)
-		if err != nil {
-			return n, err
-		}
-		if expired {
-			n++
-		}
-		k, _ = c.Next()
-	}
-	val := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, done), target)
-	return n, meta.Put(expireSweep, append(val, last...))
-}
-
-// Expire deprecates candidates never validated within the candidate TTL,
-// at most batch of them (batch ≤ 0: all).
-func (s *Store) Expire(ctx context.Context, now time.Time, batch int) (int, error) {
-	return updateResult(ctx, s, "expire", func(tx *bolt.Tx) (int, error) {
-		var ids []string
-		c := tx.Bucket(bIDs).Cursor()
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			ids = append(ids, string(k))
-		}
-		n := 0
-		for _, id := range ids {
-			if batch > 0 && n >= batch {
-				break
-			}
-			expired, err := s.expireOne(tx, id, now)
-			if err != nil {
-				return n, err
-			}
-			if expired {
-				n++
-			}
-		}
-		return n, nil
-	})
-}
-
-// expireOne runs the expiry job (ledger.Expire) on the QA qaID and stores
-// the QA when it changed; it reports whether it did.
-func (s *Store) expireOne(tx *bolt.Tx, qaID string, now time.Time) (bool, error) {
-	st, err := getStored(tx, qaID)
-	if err != nil || st == nil || !s.ledger.Expire(&st.Entry, reputation{tx}, now) {
-		return false, err
-	}
-	return true, putStored(tx, st)
 }
