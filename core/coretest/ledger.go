@@ -55,6 +55,7 @@ func RunLedger(t *testing.T, open OpenFunc) {
 		{"QuarantineLift", testQuarantineLift},
 		{"OwnReports", testOwnReports},
 		{"ImportNormalised", testImportNormalised},
+		{"ImportRepeatedID", testImportRepeatedID},
 		{"DedupByContentHash", testDedupByContentHash},
 		{"NearDuplicateSpecifics", testNearDuplicateSpecifics},
 		{"OwnIDsNeverDropped", testOwnIDsNeverDropped},
@@ -230,6 +231,47 @@ func testImportNormalised(t *testing.T, p core.MemoryPlugin, _ Flavour) {
 	}
 	if res.DeduplicatedInto != "imp-min" {
 		t.Errorf("candidate with an imported QA's text: %+v, want deduplicated into imp-min", res)
+	}
+}
+
+// testImportRepeatedID: a qa_id twice in one import is one QA, the later
+// record's: its text is the one found, by search and by the content-hash
+// dedup, and the statistics count it once.
+func testImportRepeatedID(t *testing.T, p core.MemoryPlugin, _ Flavour) {
+	im, ok := core.As[core.Importer](p)
+	if !ok {
+		t.Skip("plugin does not implement core.Importer")
+	}
+	earlier := core.Record{QAID: "imp-twice", ProjectID: projA, Question: "How to feed the wombat", Answer: "wombat feed --carrots"}
+	later := core.Record{QAID: "imp-twice", ProjectID: projA, Question: "How to feed the numbat", Answer: "numbat feed --termites"}
+	other := core.Record{QAID: "imp-other", ProjectID: projA, Question: "How to groom the quoll", Answer: "quoll groom"}
+	if err := im.Import(t.Context(), []core.Record{earlier, other, later}); err != nil {
+		t.Fatal(err)
+	}
+	if r := get(t, mustGetter(t, p), projA, "imp-twice"); r.Answer != later.Answer {
+		t.Errorf("answer %q, want the later record's %q", r.Answer, later.Answer)
+	}
+	if _, ok := findMatch(search(t, p, projA, "wombat carrots", 10), "imp-twice"); ok {
+		t.Errorf("the earlier record's text still finds imp-twice")
+	}
+	if _, ok := findMatch(search(t, p, projA, "numbat termites", 10), "imp-twice"); !ok {
+		t.Errorf("the later record's text does not find imp-twice")
+	}
+	res, err := p.RecordCandidate(as(t, "agent-x"), core.CandidateRequest{ProjectID: projA, Question: earlier.Question, Answer: earlier.Answer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.DeduplicatedInto == "imp-twice" {
+		t.Errorf("a candidate with the earlier record's text folded into imp-twice: %+v", res)
+	}
+	if s, ok := core.As[core.Statser](p); ok {
+		st, err := s.Stats(t.Context(), projA)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Total != 3 { // imp-twice, imp-other, the candidate
+			t.Errorf("stats total %d, want 3", st.Total)
+		}
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -76,7 +75,8 @@ func (s *Store) Delete(ctx context.Context, projectID, qaID string) error {
 		w.b.version(key, st.ver)
 		w.b.op("del", key)
 		s.indexOps(w.b, st, false)
-		return qaID, s.keepStats(w.b, st, nil)
+		s.keepStats(w.b, st, nil)
+		return qaID, nil
 	})
 	if err != nil {
 		return err
@@ -139,30 +139,30 @@ func (s *Store) Import(ctx context.Context, recs []core.Record) error {
 	return nil
 }
 
+// importChunk writes one chunk of p's records in one commit. A qa_id may
+// come twice: the later record replaces the earlier, so the last of each
+// is the one written (its version checked once, at the version read).
 func (s *Store) importChunk(ctx context.Context, p string, rs []core.Record, now time.Time) error {
-	ids := make([]string, len(rs))
-	for i, r := range rs {
-		ids[i] = r.QAID
-		if err := s.registerShared(ctx, p, r.QAID, r.SharedProjects); err != nil {
+	last := map[string]core.Record{}
+	var ids []string
+	for _, r := range rs {
+		if _, seen := last[r.QAID]; !seen {
+			ids = append(ids, r.QAID)
+		}
+		last[r.QAID] = r
+	}
+	for _, id := range ids {
+		if err := s.registerShared(ctx, p, id, last[id].SharedProjects); err != nil {
 			return s.wrap(ctx, "import", err)
 		}
 	}
 	var newDocs []uint64
 	var ignored int
 	return s.update(ctx, "import", p, ids, nil, s.k.event(p, "i", p, newID("imp_")), &ignored, func(w *write) (any, error) {
-		// A qa_id may come twice in a chunk: each QA is checked once, at
-		// the version read, and each later record replaces the one before.
-		cur := map[string]*stored{}
-		firstVer := map[string]int64{}
-		need := 0
-		for i, id := range ids {
-			if _, seen := firstVer[id]; seen {
-				continue
-			}
-			if old := w.recs[i]; old != nil {
-				cur[id], firstVer[id] = old, old.ver
-			} else {
-				firstVer[id] = 0
+		olds := slices.Clone(w.recs)
+		need := 0 // document ids, one per new QA
+		for _, old := range olds {
+			if old == nil {
 				need++
 			}
 		}
@@ -175,37 +175,24 @@ func (s *Store) importChunk(ctx context.Context, p string, rs []core.Record, now
 				newDocs = append(newDocs, first+d)
 			}
 		}
-		free := slices.Clone(newDocs)
-		for _, id := range slices.Sorted(maps.Keys(firstVer)) {
-			w.b.version(s.k.qa(p, id), firstVer[id])
-		}
+		free := newDocs
 		// The write's records are the imported ones: the reputation read
 		// is that of their sources and creators.
-		for i, r := range rs {
-			e := s.ledger.Import(r, now)
+		for i, id := range ids {
+			e := s.ledger.Import(last[id], now)
 			w.recs[i] = toStored(e.Rec, e.State, 0)
 		}
-		rep, err := w.reputation()
-		if err != nil {
-			return nil, err
-		}
-		for _, st := range w.recs {
-			if old := cur[st.ID]; old != nil {
+		for i, st := range w.recs {
+			if old := olds[i]; old != nil {
 				s.indexOps(w.b, old, false)
-				st.Doc, st.ver = old.Doc, old.ver+1
+				st.Doc, st.ver = old.Doc, old.ver
 			} else {
-				st.Doc, free, st.ver = free[0], free[1:], 1
+				st.Doc, free = free[0], free[1:]
 			}
-			val, err := st.encode(st.ver)
-			if err != nil {
+			if err := w.put(st, ledger.Change{}, now); err != nil {
 				return nil, err
 			}
-			w.b.op("set", s.k.qa(p, st.ID), val)
 			s.indexOps(w.b, st, true)
-			if err := s.keepRefreshed(w.b, st, rep, trust.Effects{}, now); err != nil {
-				return nil, err
-			}
-			cur[st.ID] = st
 		}
 		return len(rs), nil
 	})

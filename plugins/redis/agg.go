@@ -63,19 +63,12 @@ func shareOf(rec core.Record) string {
 		strconv.FormatFloat(rec.TrustScore, 'g', -1, 64), strconv.FormatFloat(rec.Alpha, 'g', -1, 64),
 		strconv.FormatFloat(rec.Beta, 'g', -1, 64), strconv.FormatFloat(rec.Freshness, 'g', -1, 64),
 		strconv.Itoa(rec.ValidationLevel), string(rec.Status), strconv.Itoa(rec.ConsecutiveFail),
-		strconv.FormatInt(nanos(rec.TTLExpireAt), 10),
+		strconv.FormatInt(ns(rec.TTLExpireAt), 10),
 	} {
 		b.WriteByte(0x1f)
 		b.WriteString(f)
 	}
 	return b.String()
-}
-
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
 }
 
 // ttlMS is an expiry's score in the by-expiry set: milliseconds, rounded
@@ -181,7 +174,7 @@ func readCounts(m map[string]string) core.ProjectStats {
 // the share of its last write out, rec's in (rec is st as this write
 // leaves it, refreshed with the reputation the write read, its effects
 // included, at the write's time; nil when the write deletes it).
-func (s *Store) keepStats(b *batch, st *stored, rec *core.Record) error {
+func (s *Store) keepStats(b *batch, st *stored, rec *core.Record) {
 	p := st.project
 	share := ""
 	if rec != nil {
@@ -189,14 +182,13 @@ func (s *Store) keepStats(b *batch, st *stored, rec *core.Record) error {
 	}
 	b.op("stat", s.k.shares(p, st.Doc), b.key(s.k.agg(p)), b.key(s.k.byTrust(p)), b.key(s.k.byExpiry(p)),
 		b.key(s.k.awaiting(p)), st.ID, share)
-	return nil
 }
 
 // keepRefreshed is keepStats of st refreshed at now with rep and the
 // effects on it the write adds to the book.
-func (s *Store) keepRefreshed(b *batch, st *stored, rep trust.Reputation, eff trust.Effects, now time.Time) error {
+func (s *Store) keepRefreshed(b *batch, st *stored, rep trust.Reputation, eff trust.Effects, now time.Time) {
 	rec := s.refreshRecord(ledger.WithEffects(rep, st.State.Creator, eff), st, now, false)
-	return s.keepStats(b, st, &rec)
+	s.keepStats(b, st, &rec)
 }
 
 // aggBuilt is the agg hash field set once the project's statistics hold
@@ -262,27 +254,18 @@ func (s *Store) buildStats(ctx context.Context, p string) (bool, error) {
 }
 
 func (s *Store) buildChunk(ctx context.Context, p string, chunk []listEntry, now time.Time) (bool, error) {
-	keys := make([]string, len(chunk))
+	ids := make([]string, len(chunk))
 	for i, e := range chunk {
-		keys[i] = s.k.qa(p, e.id)
+		ids[i] = e.id
 	}
-	vals, err := s.rdb.MGet(ctx, keys...).Result()
+	read, err := s.readRecords(ctx, p, ids)
 	if err != nil {
 		return false, err
 	}
-	var sts []*stored
-	var states []*trust.State
-	for i, v := range vals {
-		str, ok := v.(string)
-		if !ok {
-			continue // deleted since
-		}
-		st, err := decodeStored(p, chunk[i].id, str)
-		if err != nil {
-			return false, err
-		}
-		sts = append(sts, st)
-		states = append(states, st.State)
+	sts := slices.DeleteFunc(read, func(st *stored) bool { return st == nil }) // (deleted since)
+	states := make([]*trust.State, len(sts))
+	for i, st := range sts {
+		states[i] = st.State
 	}
 	pipe := s.rdb.Pipeline()
 	has := make([]*redis.BoolCmd, len(sts))
@@ -304,9 +287,7 @@ func (s *Store) buildChunk(ctx context.Context, p string, chunk []listEntry, now
 		}
 		b.version(s.k.qa(p, st.ID), st.ver)
 		b.absentField(s.k.shares(p, st.Doc), st.ID)
-		if err := s.keepRefreshed(b, st, rep, trust.Effects{}, now); err != nil {
-			return false, err
-		}
+		s.keepRefreshed(b, st, rep, trust.Effects{}, now)
 		n++
 	}
 	if n == 0 {

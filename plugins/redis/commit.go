@@ -306,9 +306,7 @@ func (w *write) put(st *stored, ch ledger.Change, now time.Time) error {
 	key := w.s.k.qa(st.project, st.ID)
 	w.b.version(key, st.ver)
 	w.s.changeOps(w.b, st.project, st.State.Creator, ch)
-	if err := w.s.keepRefreshed(w.b, st, rep, ch.Effects, now); err != nil {
-		return err
-	}
+	w.s.keepRefreshed(w.b, st, rep, ch.Effects, now)
 	val, err := st.encode(st.ver + 1)
 	if err != nil {
 		return err

@@ -97,29 +97,43 @@ func (s *Store) walk(ctx context.Context, p string, after *listEntry, fn func(e 
 	for len(all) > 0 {
 		entries := all[:min(listChunk, len(all))]
 		all = all[len(entries):]
-		keys := make([]string, len(entries))
+		ids := make([]string, len(entries))
 		for i, e := range entries {
-			keys[i] = s.k.qa(p, e.id)
+			ids[i] = e.id
 		}
-		vals, err := s.rdb.MGet(ctx, keys...).Result()
+		sts, err := s.readRecords(ctx, p, ids)
 		if err != nil {
 			return err
 		}
-		for i, v := range vals {
-			str, ok := v.(string)
-			if !ok {
-				continue
-			}
-			st, err := decodeStored(p, entries[i].id, str)
-			if err != nil {
-				return err
-			}
-			if !fn(entries[i], st) {
+		for i, st := range sts {
+			if st != nil && !fn(entries[i], st) {
 				return nil
 			}
 		}
 	}
 	return nil
+}
+
+// readRecords reads the records ids of project p in one round trip
+// (their keys share p's slot); an absent one is nil.
+func (s *Store) readRecords(ctx context.Context, p string, ids []string) ([]*stored, error) {
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = s.k.qa(p, id)
+	}
+	vals, err := s.rdb.MGet(ctx, keys...).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*stored, len(ids))
+	for i, v := range vals {
+		if str, ok := v.(string); ok {
+			if out[i], err = decodeStored(p, ids[i], str); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
 }
 
 // List pages through a project's own records, newest first
@@ -177,7 +191,7 @@ func (s *Store) stats(ctx context.Context, p string) (core.ProjectStats, error) 
 		}
 		if err == nil && !built {
 			// Another process is building them: the scan answers meanwhile.
-			out, err = s.scanStats(ctx, p, false)
+			out, err = s.scanStats(ctx, p)
 		}
 	}
 	return out, err
@@ -246,28 +260,16 @@ func (s *Store) writtenRecords(ctx context.Context, p string, ids []string) (map
 	if len(ids) == 0 {
 		return out, nil
 	}
-	keys := make([]string, len(ids))
-	for i, id := range ids {
-		keys[i] = s.k.qa(p, id)
-	}
-	vals, err := s.rdb.MGet(ctx, keys...).Result()
+	sts, err := s.readRecords(ctx, p, ids)
 	if err != nil {
 		return nil, err
 	}
 	pipe := s.rdb.Pipeline()
-	sts := map[string]*stored{}
-	shares := map[string]*redis.StringCmd{}
-	for i, v := range vals {
-		str, ok := v.(string)
-		if !ok {
-			continue
+	shares := map[*stored]*redis.StringCmd{}
+	for _, st := range sts {
+		if st != nil {
+			shares[st] = pipe.HGet(ctx, s.k.shares(p, st.Doc), st.ID)
 		}
-		st, err := decodeStored(p, ids[i], str)
-		if err != nil {
-			return nil, err
-		}
-		sts[st.ID] = st
-		shares[st.ID] = pipe.HGet(ctx, s.k.shares(p, st.Doc), st.ID)
 	}
 	if len(shares) == 0 {
 		return out, nil
@@ -275,48 +277,33 @@ func (s *Store) writtenRecords(ctx context.Context, p string, ids []string) (map
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, err
 	}
-	for id, c := range shares {
+	for st, c := range shares {
 		if c.Val() == "" {
 			continue
 		}
-		r, err := asWritten(sts[id], c.Val())
+		r, err := asWritten(st, c.Val())
 		if err != nil {
 			return nil, err
 		}
-		out[id] = r
+		out[st.ID] = r
 	}
 	return out, nil
 }
 
-// scanStats is the statistics from a read of every QA of p: as written
-// (their shares; the check of the kept figures), or refreshed at now
-// (while another process builds the kept ones).
-func (s *Store) scanStats(ctx context.Context, p string, written bool) (core.ProjectStats, error) {
+// scanStats is the statistics from a read of every QA of p, refreshed at
+// now (while another process builds the kept ones).
+func (s *Store) scanStats(ctx context.Context, p string) (core.ProjectStats, error) {
 	now := s.cfg.clock().UTC()
 	sb := core.NewStatsBuilder(p, now)
 	rep, err := s.fullRep(ctx, p)
 	if err != nil {
 		return core.ProjectStats{}, err
 	}
-	var ferr error
 	err = s.walk(ctx, p, nil, func(_ listEntry, st *stored) bool {
-		if !written {
-			sb.Add(s.refresh(rep, st, now))
-			return true
-		}
-		var share string
-		if share, ferr = s.rdb.HGet(ctx, s.k.shares(p, st.Doc), st.ID).Result(); ferr != nil {
-			ferr = fmt.Errorf("share of %s: %w", st.ID, ferr)
-			return false
-		}
-		var r core.Record
-		if r, ferr = asWritten(st, share); ferr != nil {
-			return false
-		}
-		sb.Add(r)
+		sb.Add(s.refresh(rep, st, now))
 		return true
 	})
-	if err = cmp.Or(err, ferr); err != nil {
+	if err != nil {
 		return core.ProjectStats{}, err
 	}
 	days, err := s.days(ctx, p)

@@ -62,13 +62,20 @@ func TestNewClientKinds(t *testing.T) {
 			return o.DB == 2 && o.DialTimeout == DialTimeout && o.ReadTimeout == ReadTimeout && o.PoolTimeout == PoolTimeout
 		}, false},
 		{"tls", "rediss://127.0.0.1:1", func(c redis.UniversalClient) bool { return c.(*redis.Client).Options().TLSConfig != nil }, false},
-		{"sentinel", "redis+sentinel://127.0.0.1:1,127.0.0.1:2/mymaster/1", func(c redis.UniversalClient) bool {
-			_, ok := c.(*redis.Client)
-			return ok
+		{"sentinel", "redis+sentinel://u:pw@127.0.0.1:1,127.0.0.1:2/mymaster/1", func(c redis.UniversalClient) bool {
+			o := c.(*redis.Client).Options()
+			return o.DB == 1 && o.Username == "u" && o.Password == "pw" && o.TLSConfig == nil && o.ReadTimeout == ReadTimeout && o.MaxRetries == 2
+		}, false},
+		{"sentinel tls", "rediss+sentinel://127.0.0.1:1/mymaster", func(c redis.UniversalClient) bool {
+			return c.(*redis.Client).Options().TLSConfig != nil
 		}, false},
 		{"cluster", "redis+cluster://127.0.0.1:1,127.0.0.1:2", func(c redis.UniversalClient) bool {
 			o := c.(*redis.ClusterClient).Options()
-			return len(o.Addrs) == 2 && o.MaxRedirects == ClusterMaxRedirects && o.ReadTimeout == ReadTimeout
+			return len(o.Addrs) == 2 && o.MaxRedirects == ClusterMaxRedirects && o.ReadTimeout == ReadTimeout && o.TLSConfig == nil
+		}, false},
+		{"cluster of one seed, tls", "rediss+cluster://u:pw@127.0.0.1:1", func(c redis.UniversalClient) bool {
+			o := c.(*redis.ClusterClient).Options()
+			return len(o.Addrs) == 1 && o.Username == "u" && o.Password == "pw" && o.TLSConfig != nil && o.MaxRetries == 2
 		}, false},
 		{"sentinel without master", "redis+sentinel://127.0.0.1:1", nil, true},
 		{"cluster with db", "redis+cluster://127.0.0.1:1/3", nil, true},
@@ -96,9 +103,19 @@ func TestNewClientKinds(t *testing.T) {
 }
 
 func TestOpenErrorHidesPassword(t *testing.T) {
-	_, err := Open(t.Context(), "redis+sentinel://user:hunter2@127.0.0.1:1")
-	if err == nil || strings.Contains(err.Error(), "hunter2") {
-		t.Fatalf("err = %v: want an error without the password", err)
+	for _, raw := range []string{
+		"redis+sentinel://user:hunter2@127.0.0.1:1",         // no master
+		"redis+sentinel://user:hunter2@127.0.0.1:1/m/x",     // bad db
+		"redis+cluster://user:hunter2@127.0.0.1:1/3",        // a path
+		"redis://user:hunter2@127.0.0.1:1/0?dial_timeout=x", // go-redis refuses it
+		"redis://user:hunter2@[::1",                         // net/url refuses it
+		"memcached://user:hunter2@127.0.0.1:1",
+		"rediss+cluster://user:hunter2@127.0.0.1:1", // nobody answers
+	} {
+		_, err := Open(t.Context(), raw)
+		if err == nil || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("Open(%s): err = %v: want an error without the password", raw, err)
+		}
 	}
 }
 
