@@ -58,14 +58,9 @@ func decodeItem(id, v []byte) (core.Item, error) {
 	}, nil
 }
 
-func addCount(b *bolt.Bucket, ns core.Namespace, d int) error {
-	k := []byte(core.NamespacePrefixID(ns))
-	n, _ := binary.Uvarint(b.Get(k))
-	v := int64(n) + int64(d)
-	if v <= 0 {
-		return b.Delete(k)
-	}
-	return b.Put(k, binary.AppendUvarint(nil, uint64(v)))
+// addCount adds d to the count of the items of exactly ns.
+func addCount(b *bolt.Bucket, ns core.Namespace, d int64) error {
+	return addUvarints(b, []byte(core.NamespacePrefixID(ns)), true, d)
 }
 
 // getItem reads the item id, false when there is none.

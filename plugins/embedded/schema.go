@@ -100,6 +100,20 @@ func uvarints(vs ...uint64) []byte {
 	return b
 }
 
+// addUvarints adds d to the counters stored under key as uvarints (missing
+// ones are 0), each kept at 0 or more; with drop, the key is deleted when
+// its first counter falls to 0.
+func addUvarints(b *bolt.Bucket, key []byte, drop bool, d ...int64) error {
+	v := readUvarints(b.Get(key), len(d))
+	for i := range v {
+		v[i] = uint64(max(0, int64(v[i])+d[i]))
+	}
+	if drop && v[0] == 0 {
+		return b.Delete(key)
+	}
+	return b.Put(key, uvarints(v...))
+}
+
 // readUvarints decodes n uvarints; missing ones are 0.
 func readUvarints(b []byte, n int) []uint64 {
 	out := make([]uint64, n)
@@ -183,25 +197,13 @@ func (b *indexBatch) flush(tx *bolt.Tx) error {
 	}
 	df := tx.Bucket(bDF)
 	for _, k := range slices.Sorted(maps.Keys(b.df)) {
-		n := int64(readUvarints(df.Get([]byte(k)), 1)[0]) + b.df[k]
-		var err error
-		if n > 0 {
-			err = df.Put([]byte(k), uvarints(uint64(n)))
-		} else {
-			err = df.Delete([]byte(k))
-		}
-		if err != nil {
+		if err := addUvarints(df, []byte(k), true, b.df[k]); err != nil {
 			return err
 		}
 	}
 	stats := tx.Bucket(bStats)
 	for sc, d := range b.stats {
-		v := readUvarints(stats.Get([]byte(sc)), 3)
-		var out [3]uint64
-		for i := range out {
-			out[i] = uint64(max(0, int64(v[i])+d[i]))
-		}
-		if err := stats.Put([]byte(sc), uvarints(out[0], out[1], out[2])); err != nil {
+		if err := addUvarints(stats, []byte(sc), false, d[:]...); err != nil {
 			return err
 		}
 	}
@@ -279,17 +281,6 @@ func encodeTerms(terms map[string]retrieval.TF, lens [retrieval.NumFields]uint32
 		b = appendTF(b, terms[t])
 	}
 	return b
-}
-
-// decodeTerms reads a forward entry: the field lengths, and for each term
-// that want maps to an index, its frequencies into tfs[index]. It reports
-// false if the entry is malformed.
-func decodeTerms(v []byte, want map[string]int, tfs []retrieval.TF) (lens [retrieval.NumFields]uint32, ok bool) {
-	return walkTerms(v, func(term []byte, tf retrieval.TF) {
-		if j, found := want[string(term)]; found {
-			tfs[j] = tf
-		}
-	})
 }
 
 // walkTerms decodes a forward entry (see encodeTerms), calling fn for each
@@ -452,6 +443,11 @@ func (src source) TermFreqs(ctx context.Context, docs []uint64, terms []string, 
 		}
 	}
 	tfs := make([]retrieval.TF, len(terms))
+	wanted := func(term []byte, tf retrieval.TF) {
+		if j, found := want[string(term)]; found {
+			tfs[j] = tf
+		}
+	}
 	var key []byte
 	for i, doc := range docs {
 		if i&63 == 0 {
@@ -465,7 +461,7 @@ func (src source) TermFreqs(ctx context.Context, docs []uint64, terms []string, 
 			continue
 		}
 		clear(tfs)
-		lens, ok := decodeTerms(v, want, tfs)
+		lens, ok := walkTerms(v, wanted)
 		if !ok {
 			return fmt.Errorf("forward entry of doc %d is corrupt", doc)
 		}
@@ -527,15 +523,11 @@ func persist(tx *bolt.Tx, project, creator string, ch ledger.Change) error {
 	if ch.Day == nil {
 		return nil
 	}
-	k := []byte(project + "\x00" + ch.Day.Date)
-	days := tx.Bucket(bDays)
-	v := readUvarints(days.Get(k), 2)
-	if ch.Day.Pass {
-		v[0]++
-	} else {
-		v[1]++
+	passes, fails := int64(1), int64(0)
+	if !ch.Day.Pass {
+		passes, fails = 0, 1
 	}
-	return days.Put(k, uvarints(v[0], v[1]))
+	return addUvarints(tx.Bucket(bDays), []byte(project+"\x00"+ch.Day.Date), false, passes, fails)
 }
 
 func eventKey(kind, project, eventID string) []byte {
