@@ -420,21 +420,6 @@ func (s *Store) update(ctx context.Context, op string, fn func(*bolt.Tx) error) 
 	return nil
 }
 
-// updateResult is update for a transaction body fn with a result: fn's
-// result once committed.
-func updateResult[T any](ctx context.Context, s *Store, op string, fn func(*bolt.Tx) (T, error)) (T, error) {
-	var out T
-	err := s.update(ctx, op, func(tx *bolt.Tx) (err error) {
-		out, err = fn(tx)
-		return err
-	})
-	if err != nil {
-		var zero T
-		return zero, err
-	}
-	return out, nil
-}
-
 // packBuckets fills the pages of the buckets keyed by doc id: doc ids only
 // grow (the docs bucket's sequence), so new keys are appended, and bbolt,
 // which splits a full page at FillPercent (one half by default), would

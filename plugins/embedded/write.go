@@ -20,16 +20,22 @@ func newQAID() string {
 }
 
 // write is one write request: req is validated, then body, its
-// transaction body, runs in one read-write transaction (updateResult) at
-// the store's clock.
+// transaction body, runs in one read-write transaction (update) at the
+// store's clock. It returns body's result once committed.
 func write[R interface{ Validate() error }, T any](ctx context.Context, s *Store, op string, req R,
 	body func(context.Context, *bolt.Tx, R, time.Time) (T, error)) (T, error) {
+	var out, zero T
 	if err := req.Validate(); err != nil {
-		var zero T
 		return zero, fmt.Errorf("embedded: %s: %w", op, err)
 	}
 	now := s.cfg.clock().UTC()
-	return updateResult(ctx, s, op, func(tx *bolt.Tx) (T, error) { return body(ctx, tx, req, now) })
+	if err := s.update(ctx, op, func(tx *bolt.Tx) (err error) {
+		out, err = body(ctx, tx, req, now)
+		return err
+	}); err != nil {
+		return zero, err
+	}
+	return out, nil
 }
 
 // RecordCandidate stores a new QA or folds it into an existing duplicate.
@@ -43,26 +49,36 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 // All or nothing: on an error nothing of the batch is stored. Bulk import
 // uses it (core.CandidateBatcher).
 func (s *Store) RecordCandidates(ctx context.Context, reqs []core.CandidateRequest) ([]core.CandidateResult, error) {
-	for i, req := range reqs {
+	return write(ctx, s, "record candidates", candidateBatch(reqs), s.candidatesTx)
+}
+
+// candidateBatch is RecordCandidates' request: valid when each of its
+// requests is.
+type candidateBatch []core.CandidateRequest
+
+func (b candidateBatch) Validate() error {
+	for i, req := range b {
 		if err := req.Validate(); err != nil {
-			return nil, fmt.Errorf("embedded: record candidates: request %d: %w", i, err)
+			return fmt.Errorf("request %d: %w", i, err)
 		}
 	}
-	now := s.cfg.clock().UTC()
-	return updateResult(ctx, s, "record candidates", func(tx *bolt.Tx) ([]core.CandidateResult, error) {
-		out := make([]core.CandidateResult, len(reqs))
-		for i, req := range reqs {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			res, err := s.candidateTx(ctx, tx, req, now)
-			if err != nil {
-				return nil, fmt.Errorf("request %d: %w", i, err)
-			}
-			out[i] = res
+	return nil
+}
+
+// candidatesTx is RecordCandidates' transaction body.
+func (s *Store) candidatesTx(ctx context.Context, tx *bolt.Tx, reqs candidateBatch, now time.Time) ([]core.CandidateResult, error) {
+	out := make([]core.CandidateResult, len(reqs))
+	for i, req := range reqs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-		return out, nil
-	})
+		res, err := s.candidateTx(ctx, tx, req, now)
+		if err != nil {
+			return nil, fmt.Errorf("request %d: %w", i, err)
+		}
+		out[i] = res
+	}
+	return out, nil
 }
 
 // candidateTx is RecordCandidate's transaction body.
