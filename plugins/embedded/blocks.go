@@ -31,7 +31,9 @@ import (
 // last block (a new block starts when it is full: appended blocks stay
 // full); a re-index (same doc id) or a delete rewrites the block holding
 // the document; a block that overflows in the middle splits in equal
-// parts; a block that becomes empty is deleted.
+// parts; a block that becomes empty is deleted. All of these are one merge
+// of a batch's postings into the blocks (mergeBlocks), a delete being a
+// posting without frequencies.
 const blockMax = 128
 
 // blockKey is the key of the block of prefix (scope 0 term 0) whose first
@@ -163,9 +165,15 @@ func findBlock(c *bolt.Cursor, prefix []byte, doc uint64) (k, v []byte) {
 	return nil, nil
 }
 
-// addPostings merges ps (sorted by doc, distinct) into the blocks of
-// prefix; a posting of a doc already there replaces it.
-func addPostings(b *bolt.Bucket, prefix []byte, ps []retrieval.Posting) error {
+// removal reports whether p removes its doc's posting: a document has a
+// posting of a term only where the term occurs, so no frequencies is the
+// mark (unindex).
+func removal(p retrieval.Posting) bool { return p.TF == retrieval.TF{} }
+
+// mergeBlocks merges ps (sorted by doc, distinct) into the blocks of
+// prefix: a posting of a doc already there replaces it, and a removal
+// deletes it.
+func mergeBlocks(b *bolt.Bucket, prefix []byte, ps []retrieval.Posting) error {
 	c := b.Cursor()
 	var blk []retrieval.Posting
 	for len(ps) > 0 {
@@ -207,6 +215,7 @@ func addPostings(b *bolt.Bucket, prefix []byte, ps []retrieval.Posting) error {
 		default:
 			merged = mergePostings(blk, add)
 		}
+		merged = slices.DeleteFunc(merged, removal)
 		var chunks [][]retrieval.Posting
 		if appending {
 			for len(merged) > 0 {
@@ -220,7 +229,7 @@ func addPostings(b *bolt.Bucket, prefix []byte, ps []retrieval.Posting) error {
 				chunks = append(chunks, merged[i*len(merged)/parts:(i+1)*len(merged)/parts])
 			}
 		}
-		if oldKey != nil && blockFirst(oldKey) != chunks[0][0].Doc {
+		if oldKey != nil && (len(chunks) == 0 || blockFirst(oldKey) != chunks[0][0].Doc) {
 			if err := b.Delete(oldKey); err != nil {
 				return err
 			}
@@ -254,32 +263,4 @@ func mergePostings(old, add []retrieval.Posting) []retrieval.Posting {
 		}
 	}
 	return out
-}
-
-// removePosting removes doc's posting of prefix; false if there was none.
-func removePosting(b *bolt.Bucket, prefix []byte, doc uint64) (bool, error) {
-	k, v := findBlock(b.Cursor(), prefix, doc)
-	if k == nil {
-		return false, nil
-	}
-	key := slices.Clone(k)
-	blk, err := decodeBlock(nil, k, v)
-	if err != nil {
-		return false, err
-	}
-	i := slices.IndexFunc(blk, func(p retrieval.Posting) bool { return p.Doc == doc })
-	if i < 0 {
-		return false, nil
-	}
-	blk = slices.Delete(blk, i, i+1)
-	if len(blk) == 0 || i == 0 {
-		if err := b.Delete(key); err != nil {
-			return false, err
-		}
-		if len(blk) == 0 {
-			return true, nil
-		}
-		key = blockKey(prefix, blk[0].Doc)
-	}
-	return true, b.Put(key, encodeBlock(blk))
 }

@@ -202,6 +202,24 @@ func TestBlocksMatchMemIndex(t *testing.T) {
 		sync(r)
 	}
 	check("re-import")
+
+	// One batch that imports ids twice, with other text the second time:
+	// the first text's postings, indexed in the same batch, are removed.
+	batch = batch[:0]
+	for i, r := range recs[:200] {
+		if i%9 == 0 {
+			batch = append(batch, r)
+			r.Answer = recs[1199-i%40].Question
+			batch = append(batch, r)
+		}
+	}
+	if err := s.Import(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range batch {
+		sync(r)
+	}
+	check("imported twice in one batch")
 	if !sawPartial {
 		t.Error("no block was ever partly filled")
 	}

@@ -156,7 +156,7 @@ func indexTerms(d retrieval.Doc) map[string]retrieval.TF {
 // bulk imports several times faster than a write per term per record.
 // flush must run before the transaction commits.
 type indexBatch struct {
-	posts map[string][]retrieval.Posting // block key prefix → postings to add
+	posts map[string][]retrieval.Posting // block key prefix → postings to add or remove (mergeBlocks)
 	df    map[string]int64
 	stats map[string][3]int64
 }
@@ -164,8 +164,6 @@ type indexBatch struct {
 func newIndexBatch() *indexBatch {
 	return &indexBatch{posts: map[string][]retrieval.Posting{}, df: map[string]int64{}, stats: map[string][3]int64{}}
 }
-
-func (b *indexBatch) empty() bool { return len(b.posts) == 0 && len(b.df) == 0 && len(b.stats) == 0 }
 
 // addStats adds sign (1 or -1) times doc to the statistics of scope sc:
 // its count and field lengths.
@@ -182,7 +180,8 @@ func (b *indexBatch) flush(tx *bolt.Tx) error {
 	for _, k := range slices.Sorted(maps.Keys(b.posts)) {
 		ps := b.posts[k]
 		slices.SortStableFunc(ps, func(x, y retrieval.Posting) int { return cmp.Compare(x.Doc, y.Doc) })
-		// A doc indexed twice in the batch keeps its last posting.
+		// A doc indexed (or removed) twice in the batch keeps its last
+		// posting.
 		out := ps[:0]
 		for _, p := range ps {
 			if len(out) > 0 && out[len(out)-1].Doc == p.Doc {
@@ -191,7 +190,7 @@ func (b *indexBatch) flush(tx *bolt.Tx) error {
 			}
 			out = append(out, p)
 		}
-		if err := addPostings(post, []byte(k), out); err != nil {
+		if err := mergeBlocks(post, []byte(k), out); err != nil {
 			return err
 		}
 	}
@@ -247,18 +246,31 @@ func (s *Store) insert(tx *bolt.Tx, b *indexBatch, st *stored) error {
 // indexText adds the inverted index entries of st's text (postings, df,
 // stats through b) and its forward entry.
 func (s *Store) indexText(tx *bolt.Tx, b *indexBatch, st *stored) error {
+	doc, terms := s.batchText(b, st, 1)
+	return tx.Bucket(bTerms).Put(docKey(st.Doc), encodeTerms(terms, doc.Len))
+}
+
+// batchText adds (sign 1) or removes (sign -1) the postings, df and stats
+// of st's text in every scope it is indexed in, through b; a removal is a
+// posting without frequencies (mergeBlocks). It returns the analysed text
+// and its index terms.
+func (s *Store) batchText(b *indexBatch, st *stored, sign int64) (retrieval.Doc, map[string]retrieval.TF) {
 	rec := st.Rec
 	doc := s.analyzer.Analyze(rec.Question, rec.Answer)
 	terms := indexTerms(doc)
 	for _, sc := range indexScopes(rec) {
 		for t, tf := range terms {
+			p := retrieval.Posting{Doc: st.Doc}
+			if sign > 0 {
+				p.TF, p.Len = tf, doc.Len
+			}
 			k := string(termPrefix(sc, t))
-			b.posts[k] = append(b.posts[k], retrieval.Posting{Doc: st.Doc, TF: tf, Len: doc.Len})
-			b.df[string(dfKey(sc, t))]++
+			b.posts[k] = append(b.posts[k], p)
+			b.df[string(dfKey(sc, t))] += sign
 		}
-		b.addStats(sc, doc, 1)
+		b.addStats(sc, doc, sign)
 	}
-	return tx.Bucket(bTerms).Put(docKey(st.Doc), encodeTerms(terms, doc.Len))
+	return doc, terms
 }
 
 // encodeTerms is a document's forward entry: its field lengths as
@@ -304,31 +316,13 @@ func walkTerms(v []byte, fn func(term []byte, tf retrieval.TF)) (lens [retrieval
 	return lens, !r.err
 }
 
-// unindex removes what index added for st (re-analysing its stored text).
-// Pending writes of b are flushed first, so a record indexed earlier in
-// the same transaction is removed completely.
+// unindex removes what index added for st (re-analysing its stored text):
+// its postings, df and stats through b (after what b holds already, so a
+// record indexed earlier in the same batch is removed completely), the
+// rest at once.
 func (s *Store) unindex(tx *bolt.Tx, b *indexBatch, st *stored) error {
-	if !b.empty() {
-		if err := b.flush(tx); err != nil {
-			return err
-		}
-	}
+	s.batchText(b, st, -1)
 	rec := st.Rec
-	doc := s.analyzer.Analyze(rec.Question, rec.Answer)
-	terms := indexTerms(doc)
-	post := tx.Bucket(bPost)
-	for _, sc := range indexScopes(rec) {
-		for t := range terms {
-			found, err := removePosting(post, termPrefix(sc, t), st.Doc)
-			if err != nil {
-				return err
-			}
-			if found {
-				b.df[string(dfKey(sc, t))]--
-			}
-		}
-		b.addStats(sc, doc, -1)
-	}
 	if err := statsReplace(tx, st.Doc); err != nil {
 		return err
 	}
