@@ -18,55 +18,50 @@ import (
 	"github.com/memex-dev/memex/service"
 )
 
-// evalDir is the retrieval development data beside the repository, when
-// it is there (it is not in CI): every corpus.jsonl of it is imported.
-const evalDir = "../../../shared/eval"
-
-// TestQAImportCorpusKeepsEveryRecord imports corpora of {id, question,
-// answer, lang, source} lines — the committed sample, and every corpus of
-// ../shared/eval when present. By default every line with an answer is
-// kept under its id (distinct ids, however alike their texts: the same
-// text twice, "12.10" and "14.04", paraphrases), and every line with an
-// empty answer is refused by line number, with a message that says so and
-// names --questions-only, and counted; with --questions-only every record
-// is kept.
+// TestQAImportCorpusKeepsEveryRecord imports the committed sample corpus
+// of {id, question, answer, lang, source} lines (the integration tier's
+// TestQAImportEvalCorporaKeepEveryRecord adds the development corpora
+// beside the repository). By default every line with an answer is kept
+// under its id (distinct ids, however alike their texts: the same text
+// twice, "12.10" and "14.04", paraphrases), and every line with an empty
+// answer is refused by line number, with a message that says so and names
+// --questions-only, and counted; with --questions-only every record is
+// kept.
 func TestQAImportCorpusKeepsEveryRecord(t *testing.T) {
-	files := []string{filepath.Join("testdata", "import-corpus.jsonl")}
-	if more, _ := filepath.Glob(filepath.Join(evalDir, "*", "corpus.jsonl")); len(more) > 0 {
-		files = append(files, more...)
-	} else {
-		t.Logf("%s not found: the committed sample only", evalDir)
+	importCorpusKeepsEveryRecord(t, filepath.Join("testdata", "import-corpus.jsonl"))
+}
+
+// importCorpusKeepsEveryRecord imports file into new stores, once with
+// --skip-invalid and once with --questions-only, and checks what each kept
+// (see TestQAImportCorpusKeepsEveryRecord).
+func importCorpusKeepsEveryRecord(t *testing.T, file string) {
+	t.Helper()
+	valid, empty, all := corpusIDs(t, file)
+	c := newCLI(t)
+	code, _, errOut := c.run("", "qa", "import", "--skip-invalid", file)
+	if code != 0 {
+		t.Fatalf("exit %d: %.2000s", code, errOut)
 	}
-	for _, file := range files {
-		t.Run(filepath.Base(filepath.Dir(file))+"/"+filepath.Base(file), func(t *testing.T) {
-			valid, empty, all := corpusIDs(t, file)
-			c := newCLI(t)
-			code, _, errOut := c.run("", "qa", "import", "--skip-invalid", file)
-			if code != 0 {
-				t.Fatalf("exit %d: %.2000s", code, errOut)
-			}
-			if kept, missing := keptOf(c, valid); missing > 0 || kept != len(valid) {
-				t.Errorf("%d of %d records with an answer and a distinct id kept (%d missing)", kept, len(valid), missing)
-			}
-			for _, n := range empty[:min(len(empty), 3)] {
-				if want := fmt.Sprintf("line %d: answer: is empty (a QA needs an answer; --questions-only keeps", n); !strings.Contains(errOut, want) {
-					t.Errorf("stderr does not say %q: %.500s", want, errOut)
-				}
-			}
-			if want := fmt.Sprintf("%d invalid lines", len(empty)); !strings.Contains(errOut, want) {
-				t.Errorf("summary does not count %s: %.300s", want, lastLine(errOut))
-			}
-			c = newCLI(t)
-			if code, _, errOut := c.run("", "qa", "import", "--questions-only", file); code != 0 {
-				t.Fatalf("--questions-only: exit %d: %.2000s", code, errOut)
-			}
-			kept, missing := keptOf(c, all)
-			if missing > 0 || kept != len(all) {
-				t.Errorf("--questions-only: %d of %d records with a distinct id kept (%d missing)", kept, len(all), missing)
-			}
-			t.Logf("%s: %d kept, %d of them question-only", file, kept, len(empty))
-		})
+	if kept, missing := keptOf(c, valid); missing > 0 || kept != len(valid) {
+		t.Errorf("%d of %d records with an answer and a distinct id kept (%d missing)", kept, len(valid), missing)
 	}
+	for _, n := range empty[:min(len(empty), 3)] {
+		if want := fmt.Sprintf("line %d: answer: is empty (a QA needs an answer; --questions-only keeps", n); !strings.Contains(errOut, want) {
+			t.Errorf("stderr does not say %q: %.500s", want, errOut)
+		}
+	}
+	if want := fmt.Sprintf("%d invalid lines", len(empty)); !strings.Contains(errOut, want) {
+		t.Errorf("summary does not count %s: %.300s", want, lastLine(errOut))
+	}
+	c = newCLI(t)
+	if code, _, errOut := c.run("", "qa", "import", "--questions-only", file); code != 0 {
+		t.Fatalf("--questions-only: exit %d: %.2000s", code, errOut)
+	}
+	kept, missing := keptOf(c, all)
+	if missing > 0 || kept != len(all) {
+		t.Errorf("--questions-only: %d of %d records with a distinct id kept (%d missing)", kept, len(all), missing)
+	}
+	t.Logf("%s: %d kept, %d of them question-only", file, kept, len(empty))
 }
 
 // keptOf exports c's project: how many QAs it holds, and how many ids of
