@@ -18,7 +18,7 @@ import (
 // reads a few keys instead of every QA: the counts (core.AddCounts) and
 // three small indexes for the lists and the expiring count. Every QA
 // entry is written by putStored and removed by unindex; both update them
-// in the same transaction (statsPut, statsDel), from the records as
+// in the same transaction (statsAdd, statsReplace), from the records as
 // written.
 var (
 	bAgg     = []byte("agg")        // project → JSON counts (core.ProjectStats, counts only)
@@ -29,26 +29,11 @@ var (
 	aggBuckets = [][]byte{bAgg, bByTrust, bByTTL, bWaiting}
 )
 
-func statsKey(project string, n uint64, qaID string) []byte {
-	k := make([]byte, 0, len(project)+9+len(qaID))
-	k = append(k, project...)
-	k = append(k, 0)
-	k = binary.BigEndian.AppendUint64(k, n)
-	return append(k, qaID...)
-}
-
 func trustBits(t float64) uint64 {
 	if !(t > 0) { // NaN and negatives first
 		return 0
 	}
 	return math.Float64bits(t)
-}
-
-func unixNS(t time.Time) uint64 {
-	if !t.After(time.Unix(0, 0)) {
-		return 0
-	}
-	return uint64(t.UnixNano())
 }
 
 // keyStatsBuild (meta bucket) is the doc id the build of the statistics
@@ -136,7 +121,7 @@ func putCounts(agg *bolt.Bucket, key []byte, counts *core.ProjectStats) error {
 func statsIndex(tx *bolt.Tx, rec core.Record, sign int) error {
 	set := func(name []byte, on bool, n uint64) error {
 		b := tx.Bucket(name)
-		k := statsKey(rec.ProjectID, n, rec.QAID)
+		k := projectKey(rec.ProjectID, n, rec.QAID)
 		switch {
 		case !on:
 			return nil
@@ -270,7 +255,7 @@ func readStats(tx *bolt.Tx, project string, now time.Time, days []core.DayCount)
 	ends := func(name []byte, e core.StatsEnd) ([]core.Record, error) {
 		c := tx.Bucket(name).Cursor()
 		groupKey := func(k []byte, delta uint64) []byte {
-			return binary.BigEndian.AppendUint64(slices.Clone(prefix), binary.BigEndian.Uint64(k[len(prefix):])+delta)
+			return projectKey(project, binary.BigEndian.Uint64(k[len(prefix):])+delta, "")
 		}
 		in := func(k, p []byte) bool { return k != nil && bytes.HasPrefix(k, p) }
 		var k []byte

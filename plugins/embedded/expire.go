@@ -117,10 +117,9 @@ func (s *Store) expireRange(tx *bolt.Tx, now time.Time, after []byte, lo, hi uin
 			k, _ = c.Next()
 			continue
 		}
-		project := k[:i+1]
 		switch created := binary.BigEndian.Uint64(k[i+1 : i+9]); {
 		case created < lo: // examined by an earlier sweep
-			k, _ = c.Seek(binary.BigEndian.AppendUint64(slices.Clone(project), lo))
+			k, _ = c.Seek(projectKey(string(k[:i]), lo, ""))
 			continue
 		case created > hi: // too young: the project's next records are younger still
 			k, _ = c.Seek(append(slices.Clone(k[:i]), 1))

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -129,8 +128,7 @@ func (s *Store) walkList(tx *bolt.Tx, project string, after *ledger.ListPos, now
 	prefix := []byte(project + "\x00")
 	from := []byte(project + "\x01")
 	if after != nil {
-		from = binary.BigEndian.AppendUint64(slices.Clone(prefix), uint64(after.Created))
-		from = append(from, after.ID...)
+		from = projectKey(project, uint64(after.Created), after.ID)
 	}
 	c := tx.Bucket(bList).Cursor()
 	k, _ := c.Seek(from)

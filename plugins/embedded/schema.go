@@ -129,14 +129,27 @@ func readUvarints(b []byte, n int) []uint64 {
 
 func hashKey(project, hash string) []byte { return []byte(project + "\x00" + hash) }
 
+// projectKey is the key of the buckets that order a project's QAs by a
+// number — list (created_at), bytrust, byttl, quarantine (agg.go) —
+// project 0 bigendian n qa_id.
+func projectKey(project string, n uint64, qaID string) []byte {
+	k := make([]byte, 0, len(project)+9+len(qaID))
+	k = append(k, project...)
+	k = append(k, 0)
+	k = binary.BigEndian.AppendUint64(k, n)
+	return append(k, qaID...)
+}
+
 func listKey(rec core.Record) []byte {
-	k := []byte(rec.ProjectID + "\x00")
-	ns := uint64(0)
-	if rec.CreatedAt.After(time.Unix(0, 0)) {
-		ns = uint64(rec.CreatedAt.UnixNano())
+	return projectKey(rec.ProjectID, unixNS(rec.CreatedAt), rec.QAID)
+}
+
+// unixNS is t in Unix nanoseconds, 0 for a time not after the epoch.
+func unixNS(t time.Time) uint64 {
+	if !t.After(time.Unix(0, 0)) {
+		return 0
 	}
-	k = binary.BigEndian.AppendUint64(k, ns)
-	return append(k, rec.QAID...)
+	return uint64(t.UnixNano())
 }
 
 // indexTerms are the terms of a document; terms holding a NUL byte (the key
