@@ -30,7 +30,6 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 	now := s.cfg.clock().UTC()
 	var ms []core.Match
 	err := s.view(ctx, "search", func(tx *bolt.Tx) error {
-		ms = ms[:0]
 		// Rank drops matches below min_score: the scorer skips them (and
 		// the postings only they would need).
 		hits, err := s.scorer.SearchMin(ctx, newSource(tx, visibleScopes(req.ProjectID)), req.Query,
@@ -39,9 +38,10 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 			return err
 		}
 		// Rank the candidates from their small rank entries, then load
-		// the full records of the survivors only.
+		// the full records of the survivors only, keeping their rank.
 		rep := reputation{tx}
 		light := make([]core.Match, 0, len(hits))
+		docs := make(map[string]uint64, len(hits))
 		for _, h := range hits {
 			e, err := getByDoc(tx, h.Doc, true)
 			if err != nil {
@@ -53,25 +53,25 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 			s.ledger.Refresh(&e.Entry, rep, now)
 			if m, ok := ledger.Rankable(e.Rec, req.ProjectID, h.Relevance); ok {
 				light = append(light, m)
+				docs[m.QAID] = h.Doc
 			}
 		}
-		for _, m := range core.Rank(light, req.MinScore, req.Limit, false) {
-			st, err := getStored(tx, m.QAID)
+		ms = core.Rank(light, req.MinScore, req.Limit, req.Explain)
+		for i, m := range ms {
+			st, err := getByDoc(tx, docs[m.QAID], false)
 			if err != nil {
 				return err
 			}
-			if st == nil {
-				continue
-			}
 			s.ledger.Refresh(&st.Entry, rep, now)
-			ms = append(ms, core.MatchFromRecord(st.Rec, m.Relevance))
+			ms[i] = core.MatchFromRecord(st.Rec, m.Relevance)
+			ms[i].Score, ms[i].Explain = m.Score, m.Explain
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return core.Rank(ms, req.MinScore, req.Limit, req.Explain), nil
+	return ms, nil
 }
 
 // Get reads one record visible to projectID.
