@@ -25,7 +25,7 @@ func (s *Store) Patch(ctx context.Context, req core.PatchRequest) (core.Record, 
 	p := req.ProjectID
 	eid := eventID(req.EventID)
 	var out core.Record
-	err := s.update(ctx, op, p, []string{req.QAID}, nil, s.k.event(p, "p", p, eid), &out, func(w *write) (any, error) {
+	err := update(s, ctx, op, p, []string{req.QAID}, nil, s.k.event(p, "p", p, eid), &out, func(w *write) (*core.Record, error) {
 		st := w.recs[0]
 		if st == nil {
 			return nil, s.repeated(ctx, "p", p, eid, &out, ledger.NotFound(req.QAID))
@@ -44,7 +44,7 @@ func (s *Store) Patch(ctx context.Context, req core.PatchRequest) (core.Record, 
 		if reindex {
 			s.indexOps(w.b, st, true)
 		}
-		return e.Rec, w.put(st, ch, now)
+		return &e.Rec, w.put(st, ch, now)
 	})
 	if err != nil {
 		return core.Record{}, err
@@ -66,7 +66,7 @@ func (s *Store) Delete(ctx context.Context, projectID, qaID string) error {
 	}
 	var ignored string
 	evKey := s.k.event(projectID, "d", projectID, newID("del_"))
-	err := s.update(ctx, op, projectID, []string{qaID}, nil, evKey, &ignored, func(w *write) (any, error) {
+	err := update(s, ctx, op, projectID, []string{qaID}, nil, evKey, &ignored, func(w *write) (*string, error) {
 		st := w.recs[0]
 		if st == nil {
 			return nil, ledger.NotFound(qaID)
@@ -76,7 +76,7 @@ func (s *Store) Delete(ctx context.Context, projectID, qaID string) error {
 		w.b.op("del", key)
 		s.indexOps(w.b, st, false)
 		s.keepStats(w.b, st, nil)
-		return qaID, nil
+		return &qaID, nil
 	})
 	if err != nil {
 		return err
@@ -158,7 +158,7 @@ func (s *Store) importChunk(ctx context.Context, p string, rs []core.Record, now
 	}
 	var newDocs []uint64
 	var ignored int
-	return s.update(ctx, "import", p, ids, nil, s.k.event(p, "i", p, newID("imp_")), &ignored, func(w *write) (any, error) {
+	return update(s, ctx, "import", p, ids, nil, s.k.event(p, "i", p, newID("imp_")), &ignored, func(w *write) (*int, error) {
 		olds := slices.Clone(w.recs)
 		need := 0 // document ids, one per new QA
 		for _, old := range olds {
@@ -194,7 +194,8 @@ func (s *Store) importChunk(ctx context.Context, p string, rs []core.Record, now
 			}
 			s.indexOps(w.b, st, true)
 		}
-		return len(rs), nil
+		n := len(rs)
+		return &n, nil
 	})
 }
 
@@ -240,8 +241,8 @@ func (s *Store) Expire(ctx context.Context, now time.Time, batch int) (int, erro
 
 func (s *Store) expireOne(ctx context.Context, p, id string, now time.Time) (bool, error) {
 	var expired string
-	err := s.update(ctx, "expire", p, []string{id}, nil, s.k.event(p, "x", p, newID("exp_")), &expired,
-		func(w *write) (any, error) {
+	err := update(s, ctx, "expire", p, []string{id}, nil, s.k.event(p, "x", p, newID("exp_")), &expired,
+		func(w *write) (*string, error) {
 			st := w.recs[0]
 			if st == nil {
 				return nil, nil
@@ -251,7 +252,7 @@ func (s *Store) expireOne(ctx context.Context, p, id string, now time.Time) (boo
 				return nil, nil
 			}
 			st.set(e)
-			return id, w.put(st, ledger.Change{}, now)
+			return &id, w.put(st, ledger.Change{}, now)
 		})
 	return expired != "", err
 }

@@ -294,5 +294,5 @@ func (s *Store) buildChunk(ctx context.Context, p string, chunk []listEntry, now
 		return true, nil
 	}
 	var ignored int
-	return s.commitResult(ctx, b, n, &ignored)
+	return commitResult(s, ctx, b, n, &ignored)
 }

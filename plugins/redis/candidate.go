@@ -80,7 +80,7 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 				}
 			}
 			res := core.CandidateResult{QAID: dup.ID, Status: dup.State.Status, DeduplicatedInto: dup.ID}
-			return s.commitResult(ctx, w.b, res, &out)
+			return commitResult(s, ctx, w.b, res, &out)
 		}
 		if doc == 0 {
 			if doc, err = s.nextDocs(ctx, p, 1); err != nil {
@@ -126,7 +126,7 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 			w.b.below(s.k.stats(p), "n:"+ownScope, req.MaxQAs)
 		}
 		s.indexOps(w.b, st, true)
-		done, err := s.commitResult(ctx, w.b, core.CandidateResult{QAID: id, Status: st.State.Status}, &out)
+		done, err := commitResult(s, ctx, w.b, core.CandidateResult{QAID: id, Status: st.State.Status}, &out)
 		if errors.Is(err, errAtMax) {
 			return false, ledger.QAQuota(req.MaxQAs, req.MaxQAs) // the commit saw the project full
 		}

@@ -316,20 +316,27 @@ func (w *write) put(st *stored, ch ledger.Change, now time.Time) error {
 }
 
 // update runs an event on the QAs ids of project p, deduplicated by its
-// event key evKey: under the QAs' locks it loads them (with the extra
-// sources' reputation), lets apply queue the write on w.b and name its
-// result, and commits, retrying on a conflict. out gets the result, or
-// the stored result of a repeated event. A nil result commits nothing:
-// the event is done.
-func (s *Store) update(ctx context.Context, op, p string, ids, extra []string, evKey string, out any,
-	apply func(w *write) (any, error)) error {
+// event key evKey: it loads them (with the extra sources' reputation) and
+// goes on as updateWith.
+func update[T any](s *Store, ctx context.Context, op, p string, ids, extra []string, evKey string, out *T,
+	apply func(w *write) (*T, error)) error {
+	return updateWith(s, ctx, op, p, ids, out, func() (*write, error) { return s.load(ctx, p, ids, extra, evKey) }, apply)
+}
+
+// updateWith runs an event under the locks of the QAs ids of project p:
+// load reads the write (its records at their versions), apply queues the
+// write on w.b and names its result, and the batch commits, the whole
+// retried on a conflict. out gets the result, or the stored result of a
+// repeated event. A nil result commits nothing: the event is done.
+func updateWith[T any](s *Store, ctx context.Context, op, p string, ids []string, out *T,
+	load func() (*write, error), apply func(w *write) (*T, error)) error {
 	unlock, err := s.lockMany(ctx, p, ids)
 	if err != nil {
 		return err
 	}
 	defer unlock()
 	return s.retry(ctx, op, func() (bool, error) {
-		w, err := s.load(ctx, p, ids, extra, evKey)
+		w, err := load()
 		if err != nil {
 			return false, err
 		}
@@ -337,13 +344,13 @@ func (s *Store) update(ctx context.Context, op, p string, ids, extra []string, e
 		if err != nil || res == nil {
 			return err == nil, err
 		}
-		return s.commitResult(ctx, w.b, res, out)
+		return commitResult(s, ctx, w.b, *res, out)
 	})
 }
 
 // commitResult commits b with res as the event result; out gets res, or
 // the stored result of a repeated event.
-func (s *Store) commitResult(ctx context.Context, b *batch, res any, out any) (bool, error) {
+func commitResult[T any](s *Store, ctx context.Context, b *batch, res T, out *T) (bool, error) {
 	body, err := json.Marshal(res)
 	if err != nil {
 		return false, err
@@ -357,7 +364,8 @@ func (s *Store) commitResult(ctx context.Context, b *batch, res any, out any) (b
 	case code == commitRepeated:
 		return true, json.Unmarshal([]byte(prev), out)
 	case code == commitApplied:
-		return true, json.Unmarshal(body, out)
+		*out = res
+		return true, nil
 	}
 	return false, nil
 }

@@ -65,7 +65,7 @@ func (s *Store) hitGroup(ctx context.Context, req core.HitRequest, owner string,
 		}
 	}
 	n := 0
-	err := s.update(ctx, "record hit", owner, ids, nil, s.k.event(owner, "h", req.ProjectID, eid), &n, func(w *write) (any, error) {
+	err := update(s, ctx, "record hit", owner, ids, nil, s.k.event(owner, "h", req.ProjectID, eid), &n, func(w *write) (*int, error) {
 		recs := map[string]*stored{}
 		for i, st := range w.recs {
 			if st != nil && !ledger.Visible(owner, st.Shared, req.ProjectID) {
@@ -94,7 +94,7 @@ func (s *Store) hitGroup(ctx context.Context, req core.HitRequest, owner string,
 				}
 			}
 		}
-		return count, nil // its JSON is the decimal count
+		return &count, nil // its JSON is the decimal count
 	})
 	return n, err
 }

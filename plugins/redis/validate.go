@@ -51,66 +51,49 @@ func (s *Store) RecordValidationBefore(ctx context.Context, req core.ValidateReq
 	now := s.now()
 	v := s.ledger.ValidationVote(ctx, req, now)
 	eid := eventID(req.EventID)
-	unlock, err := s.lockMany(ctx, req.ProjectID, []string{req.QAID})
-	if err != nil {
-		return core.Record{}, core.Record{}, err
-	}
-	defer unlock()
-	var out core.Record
 	hintKey := req.ProjectID + "\x00" + req.QAID
-	err = s.retry(ctx, op, func() (bool, error) {
+	var out core.Record
+	var st *stored // the QA as the write that answered read it
+	err = updateWith(s, ctx, op, req.ProjectID, []string{req.QAID}, &out, func() (*write, error) {
 		ask := append(slices.Clone(s.hints.get(hintKey)), "sa:"+v.Source, "sd:"+v.Source)
-		st, hinted, err := s.locateRep(ctx, req.ProjectID, req.QAID, ask)
+		found, hinted, err := s.locateRep(ctx, req.ProjectID, req.QAID, ask)
 		if err != nil {
-			return false, err
+			return nil, err
 		}
-		if st == nil {
-			err := s.repeated(ctx, "v", req.ProjectID, eid, &out, ledger.NotFound(req.QAID))
-			return err == nil, err
+		owner := req.ProjectID
+		if found != nil {
+			owner = found.project
+		}
+		w := &write{s: s, ctx: ctx, p: owner, b: newBatch(s.k.event(owner, "v", req.ProjectID, eid)),
+			recs: []*stored{found}, extra: []string{v.Source}}
+		if owner == req.ProjectID {
+			w.ask, w.vals = ask, hinted // the owner's book, read with the record
+		}
+		return w, nil
+	}, func(w *write) (*core.Record, error) {
+		if st = w.recs[0]; st == nil {
+			return nil, s.repeated(ctx, "v", req.ProjectID, eid, &out, ledger.NotFound(req.QAID))
 		}
 		if err := ledger.MayVote(ctx, st.project); err != nil {
-			return false, err
-		}
-		w := &write{s: s, ctx: ctx, p: st.project, b: newBatch(s.k.event(st.project, "v", req.ProjectID, eid)),
-			recs: []*stored{st}, extra: []string{v.Source}}
-		if st.project == req.ProjectID {
-			w.ask, w.vals = ask, hinted // the owner's book, read with the record
+			return nil, err
 		}
 		rep, err := w.reputation()
 		if err != nil {
-			return false, err
+			return nil, err
 		}
 		e := st.entry(true)
 		s.ledger.Refresh(&e, rep, now)
 		before = e.Rec
 		ch := s.ledger.Validation(&e, v, rep)
-		rec := e.Rec
 		st.set(e)
-		if err := w.put(st, ch, now); err != nil {
-			return false, err
-		}
-		body, err := json.Marshal(withoutText(rec))
-		if err != nil {
-			return false, err
-		}
-		code, prev, err := s.commit(ctx, w.b, string(body))
-		switch {
-		case err != nil:
-			return false, err
-		case code == commitRepeated:
-			if err := json.Unmarshal([]byte(prev), &out); err != nil {
-				return false, err
-			}
-			out.Question, out.Answer, out.Summary = st.Q, st.A, st.Summary
-			return true, nil
-		case code == commitApplied:
-			out = rec
-			return true, nil
-		}
-		return false, nil
+		res := withoutText(e.Rec)
+		return &res, w.put(st, ch, now)
 	})
 	if err != nil {
 		return core.Record{}, core.Record{}, err
+	}
+	if st != nil {
+		out.Question, out.Answer, out.Summary = st.Q, st.A, st.Summary
 	}
 	return before, out, nil
 }
