@@ -17,15 +17,26 @@ func heapInUse() uint64 {
 
 // The idempotency cache is bounded in bytes (issue 13.6): validations of a
 // QA with a large answer, summary and metadata, each under its own
-// Idempotency-Key, keep at most IdempotencyMaxBytes of answers (unbounded,
-// 150 × 180 KB = 27 MB stayed).
+// Idempotency-Key, keep at most IdempotencyMaxBytes of answers — 30 answers
+// of 60 KB each against a bound of 256 KB — and the bytes the cache counts
+// are those of the bodies it holds. The integration tier's
+// TestIdempotencyCacheBoundedInHeap measures the heap at 150 × 180 KB.
 func TestIdempotencyCacheBoundedInBytes(t *testing.T) {
-	const budget = 2 << 20
+	idempotencyBounded(t, 256<<10, 20<<10, 30)
+}
+
+// idempotencyBounded validates a QA whose answer, summary and metadata
+// hold field bytes each n times, under n Idempotency-Keys, with the cache
+// bounded to budget bytes. It checks the bound, the count of bytes
+// against the bodies held, and the replay of the newest answer, and
+// returns how much the heap grew over the validations.
+func idempotencyBounded(t *testing.T, budget int64, field, n int) (grew int64) {
+	t.Helper()
 	e := newEnv(t, withConfig(func(c *Config) {
 		c.RequireReceipts = false
 		c.IdempotencyMaxBytes = budget
 	}))
-	big := strings.Repeat("x", 60<<10)
+	big := strings.Repeat("x", field)
 	r := e.must(http.StatusCreated, keyAgentA, "POST", "/v1/qa/candidates", map[string]any{
 		"project_id": "a-proj", "question": "how big can metadata be", "answer": big, "summary": big,
 		"metadata": map[string]any{"blob": big}})
@@ -37,25 +48,36 @@ func TestIdempotencyCacheBoundedInBytes(t *testing.T) {
 	// Another key than the creator's validates (the creator's own reports
 	// are refusals, never kept).
 	before := heapInUse()
-	for i := range 150 {
-		e.must(http.StatusOK, keyAdmin, "POST", "/v1/qa/validate", map[string]any{
+	for i := range n {
+		r = e.must(http.StatusOK, keyAdmin, "POST", "/v1/qa/validate", map[string]any{
 			"project_id": "a-proj", "qa_id": res.QAID, "result": "pass"}, "Idempotency-Key", fmt.Sprintf("v-%d", i))
 	}
-	grew := int64(heapInUse()) - int64(before)
-	if b := e.srv.idem.Bytes(); b > budget {
+	grew = int64(heapInUse()) - int64(before)
+	if all := int64(n * len(r.body)); all <= 4*budget {
+		t.Fatalf("%d answers of %d bytes: %d bytes, not past the bound of %d: this test proves nothing", n, len(r.body), all, budget)
+	}
+	b := e.srv.idem.Bytes()
+	if b > budget {
 		t.Errorf("the idempotency cache holds %d bytes, over its bound of %d", b, budget)
 	}
-	if grew > budget+10<<20 {
-		t.Errorf("the heap grew by %d MB over 150 validations (bound %d MB)", grew>>20, budget>>20)
+	var held int64
+	e.srv.idem.mu.Lock()
+	for _, en := range e.srv.idem.entries {
+		held += int64(len(en.body))
 	}
-	t.Logf("heap growth after 150 validations of a 180 KB QA: %d MB; cache %d bytes", grew>>20, e.srv.idem.Bytes())
+	e.srv.idem.mu.Unlock()
+	if held != b {
+		t.Errorf("the idempotency cache counts %d bytes and holds bodies of %d", b, held)
+	}
+	t.Logf("heap growth after %d validations of a %d KB QA: %d MB; cache %d bytes", n, 3*field>>10, grew>>20, b)
 
 	// The newest answers are still replayed.
 	r = e.must(http.StatusOK, keyAdmin, "POST", "/v1/qa/validate", map[string]any{
-		"project_id": "a-proj", "qa_id": res.QAID, "result": "pass"}, "Idempotency-Key", "v-149")
+		"project_id": "a-proj", "qa_id": res.QAID, "result": "pass"}, "Idempotency-Key", fmt.Sprintf("v-%d", n-1))
 	if r.header.Get("Idempotent-Replayed") != "true" {
 		t.Error("the latest answer was not replayed")
 	}
+	return grew
 }
 
 // A refusal (a report stored in the audit log only, applied:false) is not
