@@ -237,43 +237,6 @@ func TestDecodeListBuckets(t *testing.T) {
 	}
 }
 
-// TestPlistBitmap holds the bitmap lookup of cached lists against the
-// docs themselves, on lists around the thresholds of density and length.
-func TestPlistBitmap(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	withBits := 0
-	for round := range 40 {
-		n := bitsMinDocs/2 + rng.IntN(4*bitsMinDocs)
-		gap := 1 + rng.IntN(1+round%20) // density from 1 to 1/20
-		l := &plist{}
-		d := uint32(rng.IntN(100))
-		for range n {
-			l.docs = append(l.docs, d)
-			l.post = append(l.post, packPost(retrieval.TF{1, uint32(len(l.docs))}, [retrieval.NumFields]uint32{}))
-			d += uint32(1 + rng.IntN(2*gap))
-		}
-		l = l.withLens(nil)
-		if l.bits == nil {
-			continue
-		}
-		withBits++
-		at := map[uint32]int{}
-		for i, d := range l.docs {
-			at[d] = i
-		}
-		for d := range l.docs[len(l.docs)-1] + 200 {
-			i, ok := l.find(d)
-			want, has := at[d]
-			if ok != has || (ok && i != want) {
-				t.Fatalf("round %d: find(%d) = %d, %v; want %d, %v", round, d, i, ok, want, has)
-			}
-		}
-	}
-	if withBits == 0 {
-		t.Fatal("no list got a bitmap")
-	}
-}
-
 // forPostings calls fn for every posting of a packed list (a corrupt tail
 // is ignored): the tests' reference reader of the codec, written apart
 // from the one searches read through (decodeList), to hold it against.

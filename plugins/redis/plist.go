@@ -1,10 +1,6 @@
 package redisstore
 
-import (
-	"math/bits"
-
-	"github.com/memex-dev/memex/retrieval"
-)
+import "github.com/memex-dev/memex/retrieval"
 
 // plist is a posting list decoded once, when it is read from Redis, and
 // kept so in the index cache: a search walks plain arrays instead of
@@ -24,62 +20,6 @@ type plist struct {
 	// lens tells whether the field lengths are attached. A list never
 	// changes once shared: attaching makes a new one.
 	lens bool
-	// bits, for a long list once its lengths are attached (withLens), has
-	// bit d set for each doc d of the list, and ranks[b] is the number of
-	// docs below bit 512·b: the rescoring of a common term finds a
-	// candidate with one cache line (the bitmap's, small and hot) instead
-	// of a search through docs, and its posting with one more when it is
-	// there. nil for short and sparse lists.
-	bits  []uint64
-	ranks []uint32
-}
-
-// bitsMinDocs is the least list length given a bitmap.
-const bitsMinDocs = 512
-
-// buildBits sets l.bits and l.ranks when l is long and dense enough for
-// the bitmap to take at most twice the memory of docs.
-func (l *plist) buildBits() {
-	n := len(l.docs)
-	if n < bitsMinDocs {
-		return
-	}
-	words := int(l.docs[n-1])>>6 + 1
-	if 8*words > 2*4*n {
-		return
-	}
-	l.bits = make([]uint64, (words+7)&^7) // whole blocks of 8 words
-	for _, d := range l.docs {
-		l.bits[d>>6] |= 1 << (d & 63)
-	}
-	l.ranks = make([]uint32, len(l.bits)/8)
-	var r uint32
-	for b := range l.ranks {
-		l.ranks[b] = r
-		for _, w := range l.bits[8*b : 8*b+8] {
-			r += uint32(bits.OnesCount64(w))
-		}
-	}
-}
-
-// find returns the index of doc d in l.docs and whether it is there,
-// through the bitmap (l.bits must be set): its rank among the docs.
-func (l *plist) find(d uint32) (int, bool) {
-	wi := int(d >> 6)
-	if wi >= len(l.bits) {
-		return 0, false
-	}
-	w := l.bits[wi]
-	bit := uint64(1) << (d & 63)
-	if w&bit == 0 {
-		return 0, false
-	}
-	b := wi >> 3
-	r := int(l.ranks[b]) + bits.OnesCount64(w&(bit-1))
-	for _, x := range l.bits[b<<3 : wi] { // the same cache line
-		r += bits.OnesCount64(x)
-	}
-	return r, true
 }
 
 // packPost packs a posting's term frequencies and field lengths, 16 bits
@@ -114,7 +54,6 @@ func setPosting(p *retrieval.Posting, doc, v uint64) {
 // the documents being in order.
 func (l *plist) withLens(buckets map[uint64]string) *plist {
 	out := &plist{docs: l.docs, post: make([]uint64, len(l.post)), lens: true}
-	out.buildBits()
 	cur, bucket := ^uint32(0), ""
 	for i, d := range l.docs {
 		if n := d / lensBucket; n != cur {
@@ -138,7 +77,7 @@ func (l *plist) size() int64 {
 	if l == nil {
 		return 0
 	}
-	return int64(4*cap(l.docs) + 8*cap(l.post) + 4*cap(l.buckets) + 8*cap(l.bits) + 4*cap(l.ranks) + 136)
+	return int64(4*cap(l.docs) + 8*cap(l.post) + 4*cap(l.buckets) + 88)
 }
 
 // decodeList decodes a packed list (codec.go): a corrupt tail is ignored,

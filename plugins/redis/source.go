@@ -146,20 +146,11 @@ func (src *source) TermFreqsPerTerm() bool { return true }
 
 // walkCandidates calls fn with the index in cands (sorted, one scope: the
 // low 32 bits are the scope's doc ids) and the packed posting (packPost)
-// of each candidate l (lengths attached) holds: through the list's bitmap
-// when it has one, else a galloping search from one candidate to the
-// next, so a few hundred candidates in a list of 90k postings touch a
-// fraction of it.
+// of each candidate l (lengths attached) holds: a galloping search from
+// one candidate to the next, so a few hundred candidates in a list of 90k
+// postings touch a fraction of it.
 func walkCandidates(l *plist, cands []uint64, fn func(k int, post uint64)) {
 	if l == nil {
-		return
-	}
-	if l.bits != nil {
-		for k, c := range cands {
-			if i, ok := l.find(uint32(c)); ok {
-				fn(k, l.post[i])
-			}
-		}
 		return
 	}
 	i := 0
