@@ -106,36 +106,37 @@ func TestIndexCacheBound(t *testing.T) {
 }
 
 // TestHeadMemoBound: the head memo keeps at most two generations of max/2
-// bytes, answers only for the exact value it decoded, and a hit in the old
-// generation survives the next turnover.
+// bytes, answers only for records current at the version it is at, and a
+// hit in the old generation survives the next turnover.
 func TestHeadMemoBound(t *testing.T) {
 	const bound = 20_000
 	m := newHeadMemo(bound)
-	raw := string(make([]byte, 600))
-	head := func(id string) *stored { return &stored{ID: id, project: "p", raw: raw} }
-	m.put([]*stored{head("keep")}, nil)
+	m.advance("p", "", "h1", nil, true)
+	at := map[string]string{"p": "h1"}
+	put := func(id string) { m.put([]*stored{{ID: id, project: "p"}}, []int{600}, at) }
+	put("keep")
 	for i := range 200 {
-		m.put([]*stored{head(strconv.Itoa(i))}, nil)
+		put(strconv.Itoa(i))
 		out := make([]*stored, 1)
-		m.get([]string{"p"}, []string{"keep"}, []string{raw}, out) // keeps "keep" hot
+		m.current([]string{"p"}, []string{"keep"}, []string{"h1"}, out) // keeps "keep" hot
 		if out[0] == nil {
-			t.Fatalf("after %d puts: a hot head was dropped", i)
+			t.Fatalf("after %d puts: a hot record was dropped", i)
 		}
 		if size := m.heads.bytes + m.heads.oldBytes; size > bound+2000 {
 			t.Fatalf("memo holds ~%d bytes, bound %d", size, bound)
 		}
 	}
 	out := make([]*stored, 2)
-	m.get([]string{"p", "p"}, []string{"keep", "keep"}, []string{raw + "x", ""}, out)
+	m.current([]string{"p", "p"}, []string{"keep", "keep"}, []string{"h0", ""}, out)
 	if out[0] != nil || out[1] != nil {
-		t.Error("the memo answered for another value")
+		t.Error("the memo answered at another version")
 	}
 	if newHeadMemo(0) != nil {
 		t.Error("a zero bound should disable the memo")
 	}
 	var off *headMemo
-	off.put([]*stored{head("a")}, nil)
-	off.get([]string{"p"}, []string{"a"}, []string{raw}, out[:1])
+	off.put([]*stored{{ID: "a", project: "p"}}, []int{600}, at)
+	off.current([]string{"p"}, []string{"a"}, []string{"h1"}, out[:1])
 }
 
 // TestIndexCacheSeesFirstWrite: a reader that searched a project and the

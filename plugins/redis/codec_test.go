@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/memex-dev/memex/core"
@@ -272,4 +273,39 @@ func countPostings(list string) int64 {
 	var n int64
 	forPostings(list, func(uint64, retrieval.TF) bool { n++; return true })
 	return n
+}
+
+// TestStatusOnlyStateElided checks that a state without evidence is stored
+// as its status only and read back equal (an imported active QA).
+func TestStatusOnlyStateElided(t *testing.T) {
+	created := time.Date(2026, 1, 2, 3, 4, 5, 6_000_000, time.UTC)
+	for _, status := range []core.Status{core.StatusCandidate, core.StatusActive, core.StatusStale, core.StatusDeprecated} {
+		rec := core.Record{QAID: "qa-1", ProjectID: "p", Question: "q?", Answer: "a.", CreatedAt: created, UpdatedAt: created, Status: status, Author: "maker"}
+		st := trust.ImportedState(rec)
+		v, err := toStored(rec, st, 1).encode(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(v, `"s":`) {
+			t.Errorf("%s: state stored in full: %s", status, v)
+		}
+		if want := `"ss":"` + string(status) + `"`; (status == core.StatusCandidate) == strings.Contains(v, want) {
+			t.Errorf("%s: status stored wrongly: %s", status, v)
+		}
+		full, err := decodeStored("p", "qa-1", v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(st, full.State, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: state differs (-want +got):\n%s", status, diff)
+		}
+		if again, _ := full.encode(1); again != v {
+			t.Errorf("%s: re-encoded value differs:\n%s\n%s", status, v, again)
+		}
+	}
+	// Evidence keeps the whole state.
+	rec := core.Record{QAID: "qa-1", ProjectID: "p", Question: "q?", Answer: "a.", CreatedAt: created, UpdatedAt: created, Status: core.StatusActive, ValidationLevel: 1}
+	if v, _ := toStored(rec, trust.ImportedState(rec), 1).encode(1); !strings.Contains(v, `"s":`) || strings.Contains(v, `"ss":`) {
+		t.Errorf("state with evidence: %s", v)
+	}
 }

@@ -2,25 +2,20 @@ package redisstore
 
 import "sync"
 
-// headMemo remembers the decoded record heads and reputation entries a
-// search reads, so that the next search reads from Redis only the records
-// that changed since. It makes two claims, kept apart:
+// headMemo remembers the decoded records and reputation entries a search
+// reads, so that the next search reads from Redis only the records that
+// changed since. It follows each owner's change feed (keys.changes) from
+// the record version hv it last saw (advance). A write's feed entry lists
+// the records it changed; they stop being current. A record or reputation
+// entry read while the memo is at hv, after hv was read, is current (it is
+// hv's value or newer, and any later change is in the feed). A feed the
+// memo cannot follow (too far behind, a server restarted from an older
+// snapshot, a promoted replica that missed writes) starts a new
+// generation: nothing of the owner is current.
 //
-//   - By value: a head decoded from a record value is that value's head, so
-//     a record's JSON is decoded once per version of the record (get, put);
-//     so is the whole record of a head that made a search's cut (full,
-//     putFull: callers get copies of its tags and metadata, detach).
-//   - Current: the memo follows each owner's change feed (keys.changes)
-//     from the record version hv it last saw (advance). A write's feed
-//     entry lists the records it changed; they stop being current. A head
-//     or reputation entry read while the memo is at hv, after hv was read,
-//     is current (it is hv's value or newer, and any later change is in
-//     the feed). A feed the memo cannot follow (too far behind, a server
-//     restarted from an older snapshot, a promoted replica that missed
-//     writes) starts a new generation: nothing of the owner is current.
-//
-// The heads are bounded by bytes in two generations (genMap): a hot head
-// outlives the turnover. They are shared: callers only read them.
+// The records are bounded by bytes in two generations (genMap): a hot
+// record outlives the turnover. They are shared: callers only read them
+// (a match gets copies of their tags and metadata, detach).
 type headMemo struct {
 	mu     sync.Mutex
 	heads  genMap[headKey, memoEntry]
@@ -31,9 +26,9 @@ type headMemo struct {
 type headKey struct{ owner, id string }
 
 type memoEntry struct {
-	st   *stored
-	gen  uint64  // the owner's generation the head is current in; 0: none
-	full *stored // the whole record decoded from st.raw, once one was
+	st  *stored
+	gen uint64 // the owner's generation the record is current in; 0: none
+	raw int    // the length of the value st was decoded from
 }
 
 // ownerMemo is what the memo knows of one owner's records as of hv.
@@ -53,14 +48,10 @@ func newHeadMemo(max int64) *headMemo {
 	return &headMemo{heads: newGenMap(max, 2, headSize), owners: map[string]*ownerMemo{}}
 }
 
-// headSize is an entry's approximate memory: its value and decoded fields,
-// and the whole record when decoded (its text again, and its fields).
+// headSize is an entry's approximate memory: the decoded record (about its
+// value's length, and a fixed part for its fields).
 func headSize(k headKey, e memoEntry) int64 {
-	n := int64(len(k.owner) + len(k.id) + len(e.st.raw) + 400)
-	if e.full != nil {
-		n += int64(len(e.st.raw) + 400)
-	}
-	return n
+	return int64(len(k.owner) + len(k.id) + e.raw + 400)
 }
 
 // at is the record version the memo follows owner at ("": none).
@@ -115,8 +106,8 @@ func (m *headMemo) advance(owner, from, to string, ids []string, restart bool) {
 	ow.hv = to
 }
 
-// current sets out[i] to the head of record ids[i] of owners[i] where it
-// is current at record version hvs[i] (the version the memo is at).
+// current sets out[i] to the record ids[i] of owners[i] where it is
+// current at record version hvs[i] (the version the memo is at).
 func (m *headMemo) current(owners, ids, hvs []string, out []*stored) {
 	if m == nil {
 		return
@@ -137,75 +128,21 @@ func (m *headMemo) current(owners, ids, hvs []string, out []*stored) {
 	}
 }
 
-// get sets out[i] to the head decoded from exactly raws[i] (the record
-// ids[i] of owners[i]) where remembered.
-func (m *headMemo) get(owners, ids, raws []string, out []*stored) {
+// put remembers the records read (the value of each was raws[i] bytes),
+// each read from Redis after record version hvs[its owner] was: current
+// when the memo is still there.
+func (m *headMemo) put(read []*stored, raws []int, hvs map[string]string) {
 	if m == nil {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for i, raw := range raws {
-		if raw == "" {
-			continue
-		}
-		if e, ok := m.heads.get(headKey{owners[i], ids[i]}); ok && e.st.raw == raw {
-			out[i] = e.st
-		}
-	}
-}
-
-// put remembers the heads of sts (nil entries skipped), each read from
-// Redis after record version hvs[st's owner] was: current when the memo
-// is still there.
-func (m *headMemo) put(sts []*stored, hvs map[string]string) {
-	if m == nil {
-		return
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, st := range sts {
-		if st == nil {
-			continue
-		}
-		k := headKey{st.project, st.ID}
-		e := memoEntry{st: st}
-		if prev, ok := m.heads.get(k); ok && prev.st.raw == st.raw {
-			e.full = prev.full
-		}
+	for i, st := range read {
+		e := memoEntry{st: st, raw: raws[i]}
 		if ow := m.owners[st.project]; ow != nil && ow.hv != "" && ow.hv == hvs[st.project] {
 			e.gen = ow.gen
 		}
-		m.heads.put(k, e)
-	}
-}
-
-// full returns the whole record decoded from the value head was, when
-// remembered.
-func (m *headMemo) full(head *stored) *stored {
-	if m == nil {
-		return nil
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if e, ok := m.heads.get(headKey{head.project, head.ID}); ok && e.st.raw == head.raw {
-		return e.full
-	}
-	return nil
-}
-
-// putFull remembers full, the whole record decoded from the value head
-// was, while head's entry is there.
-func (m *headMemo) putFull(head, full *stored) {
-	if m == nil {
-		return
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	k := headKey{head.project, head.ID}
-	if e, ok := m.heads.get(k); ok && e.st.raw == head.raw && e.full == nil {
-		e.full = full
-		m.heads.put(k, e)
+		m.heads.put(headKey{st.project, st.ID}, e)
 	}
 }
 

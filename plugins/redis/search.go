@@ -17,7 +17,9 @@ import (
 
 // loadHits reads the records of hits (nil where a record vanished), in
 // hit order: one pipeline maps doc ids to qa_ids, one reads the records.
-func (s *Store) loadHits(ctx context.Context, src *source, hits []retrieval.Hit, headOnly bool) ([]*stored, error) {
+// With shared, the records current in the head memo are not read, and
+// those read are remembered: the caller only reads them.
+func (s *Store) loadHits(ctx context.Context, src *source, hits []retrieval.Hit, shared bool) ([]*stored, error) {
 	if len(hits) == 0 {
 		return nil, nil
 	}
@@ -38,8 +40,8 @@ func (s *Store) loadHits(ctx context.Context, src *source, hits []retrieval.Hit,
 		qaIDs[i], _ = docEntry(entries[owners[i]][docs[i]])
 	}
 	out := make([]*stored, len(hits))
-	if headOnly {
-		// Heads current at the owner's record version need no read.
+	if shared {
+		// Records current at the owner's record version need no read.
 		hvs := make([]string, len(hits))
 		for i, o := range owners {
 			hvs[i] = src.hv[o]
@@ -71,17 +73,18 @@ func (s *Store) loadHits(ctx context.Context, src *source, hits []retrieval.Hit,
 	if len(byOwner) == 0 {
 		return out, nil
 	}
-	raws := make([]string, len(hits))
 	pipe := s.rdb.Pipeline()
 	for _, g := range byOwner {
 		g.cmd = pipe.MGet(ctx, g.keys...)
-		if headOnly {
+		if shared {
 			s.headReads.Add(int64(len(g.keys)))
 		}
 	}
 	if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, err
 	}
+	var read []*stored
+	var raws []int
 	for _, g := range byOwner {
 		vals, err := g.cmd.Result()
 		if err != nil {
@@ -90,35 +93,20 @@ func (s *Store) loadHits(ctx context.Context, src *source, hits []retrieval.Hit,
 		for j, v := range vals {
 			// A record that vanished since its doc id was read is
 			// skipped.
-			if str, ok := v.(string); ok && j < len(g.at) {
-				raws[g.at[j]] = str
+			str, ok := v.(string)
+			if !ok || j >= len(g.at) {
+				continue
 			}
-		}
-	}
-	decode := decodeStored
-	if headOnly {
-		// Heads decoded before from the same values are shared (read-only).
-		decode = decodeHead
-		s.heads.get(owners, qaIDs, raws, out)
-	}
-	read := make([]*stored, 0, len(hits))
-	for i, v := range raws {
-		if v == "" {
-			continue
-		}
-		if out[i] == nil {
-			st, err := decode(owners[i], qaIDs[i], v)
-			if err != nil {
+			i := g.at[j]
+			if out[i], err = decodeStored(owners[i], qaIDs[i], str); err != nil {
 				return nil, err
 			}
-			out[i] = st
+			read, raws = append(read, out[i]), append(raws, len(str))
 		}
-		read = append(read, out[i])
 	}
-	if !headOnly {
-		return out, nil
+	if shared {
+		s.heads.put(read, raws, src.hv)
 	}
-	s.heads.put(read, src.hv)
 	return out, nil
 }
 
@@ -231,9 +219,7 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 	if err != nil {
 		return nil, s.wrap(ctx, op, err)
 	}
-	// Rank on the records' heads (trust state, timestamps): those current
-	// in the memo, the others read; decode the text of the matches that
-	// make the cut only.
+	// Rank the records: those current in the memo, the others read.
 	if err := s.followChanges(ctx, src, hits); err != nil {
 		return nil, s.wrap(ctx, op, err)
 	}
@@ -260,15 +246,7 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 	}
 	ranked := core.Rank(ms, req.MinScore, req.Limit, req.Explain)
 	for i, m := range ranked {
-		head := byID[m.ProjectID+"\x00"+m.QAID]
-		st := s.heads.full(head)
-		if st == nil {
-			var err error
-			if st, err = decodeStored(head.project, head.ID, head.raw); err != nil {
-				return nil, s.wrap(ctx, op, err)
-			}
-			s.heads.putFull(head, st)
-		}
+		st := byID[m.ProjectID+"\x00"+m.QAID]
 		full := core.MatchFromRecord(s.refreshRecord(reps[st.project], st, now, false), m.Relevance)
 		full.Score, full.Explain = m.Score, m.Explain
 		detach(&full)
