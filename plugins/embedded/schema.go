@@ -398,26 +398,13 @@ func (src source) DocFreq(ctx context.Context, term string) (int64, error) {
 	return n, ctx.Err()
 }
 
+// Postings reads the stored blocks of term's postings, scope by scope
+// (each in doc order), checking the context before each block.
 func (src source) Postings(ctx context.Context, term string, fn func(retrieval.Posting) bool) error {
-	var p retrieval.Posting
-	return src.eachBlock(ctx, term, func(k, v []byte) (bool, error) {
-		r := blockReader{v: v, doc: blockFirst(k)}
-		for r.next(&p) {
-			if !fn(p) {
-				return false, nil
-			}
-		}
-		return true, r.check(k)
-	})
-}
-
-// eachBlock calls fn with the key and value of each stored block of term's
-// postings, scope by scope (each in doc order), until fn returns false or
-// an error. The context is checked before each block.
-func (src source) eachBlock(ctx context.Context, term string, fn func(k, v []byte) (bool, error)) error {
 	if strings.IndexByte(term, 0) >= 0 {
 		return nil
 	}
+	var p retrieval.Posting
 	c := src.tx.Bucket(bPost).Cursor()
 	for _, sc := range src.scopes {
 		prefix := termPrefix(sc, term)
@@ -428,7 +415,13 @@ func (src source) eachBlock(ctx context.Context, term string, fn func(k, v []byt
 			if len(k) != len(prefix)+8 {
 				continue
 			}
-			if more, err := fn(k, v); !more || err != nil {
+			r := blockReader{v: v, doc: blockFirst(k)}
+			for r.next(&p) {
+				if !fn(p) {
+					return nil
+				}
+			}
+			if err := r.check(k); err != nil {
 				return err
 			}
 		}
