@@ -112,15 +112,13 @@ func (s *Store) candidateTx(ctx context.Context, tx *bolt.Tx, req core.Candidate
 	})
 }
 
+// insertCandidate stores req as a new QA. A qa_id it names is free:
+// findDuplicate, in the same transaction, found no QA of that id
+// (ledger.ExistingID decides one that exists: the same QA, or a conflict).
 func (s *Store) insertCandidate(ctx context.Context, tx *bolt.Tx, req core.CandidateRequest, now time.Time) (*stored, error) {
 	id := req.QAID
 	if id == "" {
 		id = newQAID()
-	}
-	if old, err := getStored(tx, id); err != nil {
-		return nil, err
-	} else if old != nil {
-		return nil, fmt.Errorf("qa %s already exists with other content: %w", id, core.ErrConflict)
 	}
 	_, creator := ledger.Source(ctx, req.RunID)
 	st := &stored{Entry: s.ledger.NewCandidate(req, id, creator, now)}
