@@ -216,18 +216,14 @@ func (s *Store) Expire(ctx context.Context, now time.Time, batch int) (int, erro
 		if err != nil {
 			return n, s.wrap(ctx, op, err)
 		}
-		var ids []string
-		for _, e := range slices.Backward(all) {
+		for _, e := range slices.Backward(all) { // oldest first
 			if e.score > cutoff {
 				break
 			}
-			ids = append(ids, e.id)
-		}
-		for _, id := range ids {
 			if batch > 0 && n >= batch {
 				return n, nil
 			}
-			changed, err := s.expireOne(ctx, p, id, now)
+			changed, err := s.expireOne(ctx, p, e.id, now)
 			if err != nil {
 				return n, err
 			}

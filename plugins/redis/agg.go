@@ -213,15 +213,6 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 1
 `}
 
-// unlockAgg releases p's build lock. It outlives the caller's
-// cancellation by at most releaseTimeout: a lock left behind only delays
-// the next build until its lifetime ends.
-func (s *Store) unlockAgg(ctx context.Context, p, token string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-	defer cancel()
-	_ = s.eval(ctx, unlockAggScript.get(), []string{s.k.aggLock(p)}, token).Err()
-}
-
 // buildStats adds the share of every QA of p that has none (written
 // before the store kept statistics) at now, then marks the statistics
 // built. One builder at a time per project (a lock key with a lifetime);
@@ -234,7 +225,9 @@ func (s *Store) buildStats(ctx context.Context, p string) (bool, error) {
 	if err != nil || !ok {
 		return false, err
 	}
-	defer s.unlockAgg(ctx, p, token)
+	// A lock release leaves behind only delays the next build until the
+	// lock's lifetime ends.
+	defer s.release(ctx, unlockAggScript, s.k.aggLock(p), token)
 	all, err := s.entries(ctx, p)
 	if err != nil {
 		return false, err

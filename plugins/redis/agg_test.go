@@ -210,11 +210,11 @@ func TestUnlockAggKeepsAnotherBuildersLock(t *testing.T) {
 	if err := s.rdb.Set(ctx, lock, "later-builder", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
-	s.unlockAgg(ctx, "p", "first-builder")
+	s.release(ctx, unlockAggScript, lock, "first-builder")
 	if v, _ := s.rdb.Get(ctx, lock).Result(); v != "later-builder" {
 		t.Fatalf("lock holds %q after the first builder's release, want the later builder's", v)
 	}
-	s.unlockAgg(ctx, "p", "later-builder")
+	s.release(ctx, unlockAggScript, lock, "later-builder")
 	if n, _ := s.rdb.Exists(ctx, lock).Result(); n != 0 {
 		t.Fatal("the holder's own release left the lock")
 	}

@@ -24,8 +24,7 @@ import (
 type batch struct {
 	keys   []string
 	kidx   map[string]int
-	checks []any
-	nCheck int
+	checks []any // triples: kind, key index, value
 	ops    []any
 	// appendAt is the ops index of the pending append value per key index:
 	// appends to one key coalesce into one operation (bulk imports), unless
@@ -60,20 +59,17 @@ func (b *batch) key(k string) int {
 // version requires the record at k to be at ver (0: absent).
 func (b *batch) version(k string, ver int64) {
 	b.checks = append(b.checks, "v", b.key(k), strconv.FormatInt(ver, 10))
-	b.nCheck++
 }
 
 // below requires the counter field f of hash k to be below max; the
 // commit answers commitAtMax otherwise.
 func (b *batch) below(k, f string, max int) {
 	b.checks = append(b.checks, "hlt", b.key(k), strconv.Itoa(max)+":"+f)
-	b.nCheck++
 }
 
 // absentField requires hash k to have no field f.
 func (b *batch) absentField(k, f string) {
 	b.checks = append(b.checks, "hnx", b.key(k), f)
-	b.nCheck++
 }
 
 func (b *batch) op(name, k string, args ...any) {
@@ -164,7 +160,7 @@ func (s *Store) feed(b *batch) {
 func (s *Store) commit(ctx context.Context, b *batch, result string) (int, string, error) {
 	s.feed(b)
 	args := make([]any, 0, 3+len(b.checks)+len(b.ops))
-	args = append(args, int64(eventTTL/time.Second), result, b.nCheck)
+	args = append(args, int64(eventTTL/time.Second), result, len(b.checks)/3)
 	args = append(args, b.checks...)
 	args = append(args, b.ops...)
 	v, err := s.eval(ctx, commitScript.get(), b.keys, args...).Slice()

@@ -158,18 +158,25 @@ func (s *Store) unclaim(ctx context.Context, p, id string) error {
 }
 
 // releaseID removes p's claim on a generated id whose candidate was not
-// stored under it. It outlives the request's cancellation but not by
-// more than releaseTimeout: when Redis is down the write has already
-// failed, and a claim left behind on a random id blocks nothing (another
-// project's claim takes it over once stale), so the caller's answer is
-// not held up by dial retries.
+// stored under it (release: a claim left behind on a random id blocks
+// nothing, another project's claim takes it over once stale).
 func (s *Store) releaseID(ctx context.Context, id, claim string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-	defer cancel()
-	_ = s.eval(ctx, releaseIDScript.get(), []string{s.k.ids(id)}, id, claim).Err()
+	s.release(ctx, releaseIDScript, s.k.ids(id), id, claim)
 }
 
-// releaseTimeout bounds releaseID.
+// release runs sc on key to give back what this store holds there (a
+// claim, a lock) once the work it guarded is over, ignoring its outcome.
+// It outlives the caller's cancellation but not by more than
+// releaseTimeout: when Redis is down the work has already failed, and
+// what is left behind lapses (a stale claim, a lock's lifetime), so the
+// caller's answer is not held up by dial retries.
+func (s *Store) release(ctx context.Context, sc *script, key string, args ...any) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	_ = s.eval(ctx, sc.get(), []string{key}, args...).Err()
+}
+
+// releaseTimeout bounds release.
 const releaseTimeout = 100 * time.Millisecond
 
 // buildIDIndex fills the qa_id index from every project's QAs, once per

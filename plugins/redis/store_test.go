@@ -516,6 +516,34 @@ func TestAudit(t *testing.T) {
 	}
 }
 
+// TestAuditPassesOverLateEntries: entries appended after newer ones (their
+// ids are later than their times) do not cut a read short.
+func TestAuditPassesOverLateEntries(t *testing.T) {
+	s := newShared(t)
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	add := func(at time.Time, action string) {
+		if err := s.AppendAudit(t.Context(), core.AuditEntry{Time: at, ProjectID: "p", Action: action}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 5 {
+		add(base.Add(time.Duration(10+i)*time.Second), "in")
+	}
+	for range 5 {
+		add(base, "before the window") // appended late: an id after the entries above
+	}
+	for i := range 5 {
+		add(base.Add(time.Duration(20+i)*time.Second), "in")
+	}
+	got, err := s.Audit(t.Context(), "p", base.Add(10*time.Second), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 8 || slices.ContainsFunc(got, func(e core.AuditEntry) bool { return e.Action != "in" }) {
+		t.Errorf("Audit since the window, limit 8: %d entries %v, want the window's first 8", len(got), got)
+	}
+}
+
 func TestProjects(t *testing.T) {
 	s := newShared(t)
 	for _, p := range []string{"pa", "pb", "pb"} {

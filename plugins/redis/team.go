@@ -256,7 +256,7 @@ func (s *Store) AppendAudit(ctx context.Context, e core.AuditEntry) error {
 	}
 	a := &redis.XAddArgs{Stream: s.k.audit(e.ProjectID), MaxLen: s.cfg.auditCap, Approx: true, Values: []any{"e", string(body)},
 		ID: strconv.FormatInt(e.Time.UnixMilli(), 10) + "-*"}
-	if err := s.xadd(ctx, a); isOlderID(err) {
+	if err := s.xadd(ctx, a); redis.HasErrorPrefix(err, "The ID specified in XADD is equal or smaller") {
 		// The entry's time is behind the stream's last id: let Redis
 		// assign one (entries stay in append order).
 		a.ID = ""
@@ -274,13 +274,10 @@ func (s *Store) xadd(ctx context.Context, a *redis.XAddArgs) error {
 	return s.batch.exec(ctx, pipe)
 }
 
-func isOlderID(err error) bool {
-	var re redis.Error
-	return errors.As(err, &re) && len(re.Error()) > 3 && re.Error()[:3] == "ERR"
-}
-
 // Audit returns up to limit entries (ledger.AuditLimit) of the project at or after
-// since, oldest first.
+// since, oldest first. An entry appended after newer ones has a later id
+// than its time: it is read, and passed over, until limit entries of the
+// window are found or the stream ends.
 func (s *Store) Audit(ctx context.Context, projectID string, since time.Time, limit int) ([]core.AuditEntry, error) {
 	const op = "audit"
 	if err := core.ValidateProjectID(projectID); err != nil {
@@ -293,7 +290,8 @@ func (s *Store) Audit(ctx context.Context, projectID string, since time.Time, li
 	}
 	out := []core.AuditEntry{}
 	for len(out) < limit {
-		msgs, err := s.rdb.XRangeN(ctx, s.k.audit(projectID), start, "+", int64(limit-len(out))).Result()
+		want := int64(limit - len(out))
+		msgs, err := s.rdb.XRangeN(ctx, s.k.audit(projectID), start, "+", want).Result()
 		if err != nil {
 			return nil, s.wrap(ctx, op, err)
 		}
@@ -308,8 +306,8 @@ func (s *Store) Audit(ctx context.Context, projectID string, since time.Time, li
 			}
 			out = append(out, e)
 		}
-		if len(msgs) < limit-len(out)+len(msgs) || len(msgs) == 0 {
-			break
+		if int64(len(msgs)) < want {
+			break // the end of the stream
 		}
 		start = "(" + msgs[len(msgs)-1].ID
 	}
