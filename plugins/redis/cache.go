@@ -26,12 +26,6 @@ import (
 type indexCache struct {
 	mu      sync.Mutex
 	entries genMap[cacheKey, cacheEntry]
-	// empty holds the owners last seen never written (no index version,
-	// no documents): a search reads no lists of theirs, only their stats,
-	// which tell when that changes. Such an owner has no version to cache
-	// anything under, and the global project of a team that does not use
-	// it stays so.
-	empty map[string]bool
 }
 
 // The kinds of cached data: a scope's posting list of a term, a lens
@@ -63,41 +57,11 @@ func cacheSize(k cacheKey, e cacheEntry) int64 {
 	return int64(len(k.owner)+len(k.scope)+len(k.term)+len(e.iv)+len(e.val)+96) + e.list.size()
 }
 
-// maxEmptyOwners bounds indexCache.empty (searches may name any project).
-const maxEmptyOwners = 4096
-
 func newIndexCache(max int64) *indexCache {
 	if max <= 0 {
 		return nil
 	}
-	return &indexCache{entries: newGenMap(max, 1, cacheSize), empty: map[string]bool{}}
-}
-
-// isEmpty reports whether owner was last seen never written.
-func (c *indexCache) isEmpty(owner string) bool {
-	if c == nil {
-		return false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.empty[owner]
-}
-
-// setEmpty records whether owner was seen never written.
-func (c *indexCache) setEmpty(owner string, empty bool) {
-	if c == nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !empty {
-		delete(c.empty, owner)
-		return
-	}
-	if len(c.empty) >= maxEmptyOwners {
-		clear(c.empty)
-	}
-	c.empty[owner] = true
+	return &indexCache{entries: newGenMap(max, 1, cacheSize)}
 }
 
 // postings returns the cached lists of terms in scope, each with the

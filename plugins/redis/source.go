@@ -216,11 +216,7 @@ func (c *termCmds) read() (map[string]*plist, error) {
 // with the owner's index version, and the lists the cache does not hold
 // at the version it holds.
 type scopeCmds struct {
-	sc *scope
-	// empty: the owner was last seen never written, so no lists were
-	// asked for; terms are the query's, to read if that changed.
-	empty  bool
-	terms  []string
+	sc     *scope
 	cached map[string]cacheEntry // term → list taken from the cache
 	stats  *redis.SliceCmd
 	tc     *termCmds
@@ -230,10 +226,6 @@ type scopeCmds struct {
 func (s *Store) queueScope(ctx context.Context, pipe redis.Pipeliner, sc *scope, terms []string) *scopeCmds {
 	c := &scopeCmds{sc: sc}
 	c.stats = pipe.HMGet(ctx, s.k.stats(sc.owner), "n:"+sc.name, "q:"+sc.name, "a:"+sc.name, "iv", "hv")
-	if s.cache.isEmpty(sc.owner) {
-		c.empty, c.terms, c.tc = true, terms, &termCmds{}
-		return c
-	}
 	c.cached = s.cache.postings(sc.owner, sc.name, terms)
 	var fetch []string
 	for _, t := range terms {
@@ -263,13 +255,23 @@ func (s *Store) queueIV(ctx context.Context, pipe redis.Pipeliner, owner string)
 	return pipe.HGet(ctx, s.k.stats(owner), "iv")
 }
 
+// neverWritten is the index version of an owner never written (no "iv",
+// no documents): it has no lists at all, and the global project of a team
+// that does not use it stays so. Every index write sets a token, which is
+// never this.
+const neverWritten = "-"
+
 // stableIV is iv when the version read after the pipeline's data is
 // still iv, else "" (cache nothing).
 func stableIV(iv string, end *redis.StringCmd) string {
 	if end == nil || iv == "" {
 		return ""
 	}
-	if v, err := end.Result(); err != nil || v != iv {
+	v, err := end.Result()
+	if errors.Is(err, redis.Nil) {
+		v, err = neverWritten, nil
+	}
+	if err != nil || v != iv {
 		return ""
 	}
 	return iv
@@ -292,23 +294,13 @@ func (s *Store) fill(c *scopeCmds) (stale []string, err error) {
 	sc := c.sc
 	iv, _ := vals[3].(string)
 	sc.hv, _ = vals[4].(string)
+	sc.docs, sc.lens = nums[0], [retrieval.NumFields]int64{nums[1], nums[2]}
+	if iv == "" && sc.docs == 0 {
+		// (The stats and the version come from one command: they agree.)
+		iv = neverWritten
+	}
 	if s.cache != nil {
 		sc.iv = iv
-	}
-	sc.docs, sc.lens = nums[0], [retrieval.NumFields]int64{nums[1], nums[2]}
-	// Never written: no lists (the stats and the version come from one
-	// command, so they agree).
-	never := iv == "" && sc.docs == 0
-	if c.empty {
-		s.cache.setEmpty(sc.owner, never)
-		sc.iv, sc.lists = iv, map[string]*plist{}
-		if never {
-			return nil, nil
-		}
-		return c.terms, nil // written since it was seen so: read every list
-	}
-	if never {
-		s.cache.setEmpty(sc.owner, true)
 	}
 	sc.lists = make(map[string]*plist, len(c.tc.terms)+len(c.cached))
 	if err := s.takeLists(c); err != nil {
