@@ -77,16 +77,12 @@ func indexScopes(rec core.Record) []string {
 func docKey(doc uint64) []byte { return binary.BigEndian.AppendUint64(nil, doc) }
 
 // termPrefix is the key prefix of the posting blocks of (scope, term).
-func termPrefix(scope, term string) []byte {
-	k := make([]byte, 0, len(scope)+len(term)+2+8)
-	k = append(k, scope...)
-	k = append(k, 0)
-	k = append(k, term...)
-	return append(k, 0)
-}
+func termPrefix(scope, term string) []byte { return append(dfKey(scope, term), 0) }
 
+// dfKey is the df key of (scope, term): scope 0 term (with room for the
+// rest of a posting block's key).
 func dfKey(scope, term string) []byte {
-	k := make([]byte, 0, len(scope)+len(term)+1)
+	k := make([]byte, 0, len(scope)+len(term)+2+8)
 	k = append(k, scope...)
 	k = append(k, 0)
 	return append(k, term...)
