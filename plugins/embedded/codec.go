@@ -230,11 +230,19 @@ func decodeRank(v []byte) (ledger.Entry, []byte, error) {
 			return e, nil, err
 		}
 	}
-	if e.State == nil {
-		e.State = trust.NewState("", rec.CreatedAt)
-		e.State.Status = rec.Status
-	}
+	e.State = stateOf(e.State, *rec)
 	return e, r.v[state:], nil
+}
+
+// stateOf is the trust state st of a QA stored with rec: a QA stored
+// without one (null) starts from a fresh state at its creation, with its
+// status.
+func stateOf(st *trust.State, rec core.Record) *trust.State {
+	if st == nil {
+		st = trust.NewState("", rec.CreatedAt)
+		st.Status = rec.Status
+	}
+	return st
 }
 
 // getByDoc reads the QA of doc, nil if there is none; with rankOnly, its

@@ -148,9 +148,5 @@ func decodeV1(v []byte) (*stored, error) {
 	if err := json.Unmarshal(v, &old); err != nil {
 		return nil, err
 	}
-	if old.State == nil {
-		old.State = trust.NewState("", old.Rec.CreatedAt)
-		old.State.Status = old.Rec.Status
-	}
-	return &stored{Entry: ledger.Entry{Rec: old.Rec, State: old.State}, Doc: old.Doc}, nil
+	return &stored{Entry: ledger.Entry{Rec: old.Rec, State: stateOf(old.State, old.Rec)}, Doc: old.Doc}, nil
 }
