@@ -236,56 +236,49 @@ func (s *Store) buildStats(ctx context.Context, p string) (bool, error) {
 	for len(all) > 0 {
 		chunk := all[:min(listChunk, len(all))]
 		all = all[len(chunk):]
-		err := s.retry(ctx, "build statistics", func() (bool, error) {
-			return s.buildChunk(ctx, p, chunk, now)
-		})
-		if err != nil {
+		if err := s.buildChunk(ctx, p, chunk, now); err != nil {
 			return false, err
 		}
 	}
 	return true, s.rdb.HSet(ctx, s.k.agg(p), aggBuilt, "1").Err()
 }
 
-func (s *Store) buildChunk(ctx context.Context, p string, chunk []listEntry, now time.Time) (bool, error) {
+// buildChunk adds the share of each QA of chunk that has none, in one
+// write under the records' versions and the shares' absence.
+func (s *Store) buildChunk(ctx context.Context, p string, chunk []listEntry, now time.Time) error {
 	ids := make([]string, len(chunk))
 	for i, e := range chunk {
 		ids[i] = e.id
 	}
-	read, err := s.readRecords(ctx, p, ids)
-	if err != nil {
-		return false, err
-	}
-	sts := slices.DeleteFunc(read, func(st *stored) bool { return st == nil }) // (deleted since)
-	states := make([]*trust.State, len(sts))
-	for i, st := range sts {
-		states[i] = st.State
-	}
-	pipe := s.rdb.Pipeline()
-	has := make([]*redis.BoolCmd, len(sts))
-	for i, st := range sts {
-		has[i] = pipe.HExists(ctx, s.k.shares(p, st.Doc), st.ID)
-	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return false, err
-	}
-	rep, err := s.readRep(ctx, p, states)
-	if err != nil {
-		return false, err
-	}
-	b := newBatch(s.k.event(p, "b", p, newID("agg_")))
-	n := 0
-	for i, st := range sts {
-		if has[i].Val() {
-			continue
-		}
-		b.version(s.k.qa(p, st.ID), st.ver)
-		b.absentField(s.k.shares(p, st.Doc), st.ID)
-		s.keepRefreshed(b, st, rep, trust.Effects{}, now)
-		n++
-	}
-	if n == 0 {
-		return true, nil
-	}
 	var ignored int
-	return commitResult(s, ctx, b, n, &ignored)
+	return update(s, ctx, "build statistics", p, ids, nil, s.k.event(p, "b", p, newID("agg_")), &ignored, func(w *write) (*int, error) {
+		pipe := s.rdb.Pipeline()
+		has := make([]*redis.BoolCmd, len(w.recs))
+		for i, st := range w.recs {
+			if st != nil { // (nil: deleted since)
+				has[i] = pipe.HExists(ctx, s.k.shares(p, st.Doc), st.ID)
+			}
+		}
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return nil, err
+		}
+		rep, err := w.reputation()
+		if err != nil {
+			return nil, err
+		}
+		n := 0
+		for i, st := range w.recs {
+			if st == nil || has[i].Val() {
+				continue
+			}
+			w.b.version(s.k.qa(p, st.ID), st.ver)
+			w.b.absentField(s.k.shares(p, st.Doc), st.ID)
+			s.keepRefreshed(w.b, st, rep, trust.Effects{}, now)
+			n++
+		}
+		if n == 0 {
+			return nil, nil
+		}
+		return &n, nil
+	})
 }
