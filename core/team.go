@@ -91,6 +91,19 @@ type AuditEntry struct {
 	After     map[string]any `json:"after,omitempty"`
 }
 
+// Stamp checks e's project and dates it as every store keeps it: at now
+// when it has no time, in UTC.
+func (e *AuditEntry) Stamp(now time.Time) error {
+	if err := ValidateProjectID(e.ProjectID); err != nil {
+		return err
+	}
+	if e.Time.IsZero() {
+		e.Time = now
+	}
+	e.Time = e.Time.UTC()
+	return nil
+}
+
 // Auditor appends to and reads the audit log, oldest first from since.
 type Auditor interface {
 	AppendAudit(ctx context.Context, e AuditEntry) error

@@ -25,7 +25,8 @@ func testAuditor(t *testing.T, newPlugin NewFunc) {
 			Before: map[string]any{"trust": 0.5}, After: map[string]any{"trust": 0.75, "result": "pass", "strength": "strong"}},
 		{Time: t0.Add(2 * time.Second), KeyID: "local:alice", ProjectID: projA, QAID: "qa-2", Action: "candidate", RunID: "run-1", Weight: 1},
 	}
-	for _, e := range append([]core.AuditEntry{{Time: t0, KeyID: "k", ProjectID: projB, Action: "hit"}}, want...) {
+	// Another project's entry, dated in another zone: read back in UTC.
+	for _, e := range append([]core.AuditEntry{{Time: t0.In(time.FixedZone("UTC+2", 2*3600)), KeyID: "k", ProjectID: projB, Action: "hit"}}, want...) {
 		if err := a.AppendAudit(ctx, e); err != nil {
 			t.Fatalf("AppendAudit: %v", err)
 		}
@@ -59,8 +60,19 @@ func testAuditor(t *testing.T, newPlugin NewFunc) {
 	if got, err := a.Audit(ctx, projA, time.Time{}, 1); err != nil || len(got) != 1 || got[0].Action != "hit" {
 		t.Errorf("Audit limit 1 = %+v, %v; want the oldest", got, err)
 	}
-	if got, err := a.Audit(ctx, projB, time.Time{}, 10); err != nil || len(got) != 1 || got[0].KeyID != "k" {
-		t.Errorf("Audit(%s) = %+v, %v; want its one entry", projB, got, err)
+	if got, err := a.Audit(ctx, projB, time.Time{}, 10); err != nil || len(got) != 1 || got[0].KeyID != "k" ||
+		!got[0].Time.Equal(t0) || got[0].Time.Location() != time.UTC {
+		t.Errorf("Audit(%s) = %+v, %v; want its one entry, at %v in UTC", projB, got, err, t0)
+	}
+	// An entry without a time is dated when it is appended.
+	before := time.Now()
+	if err := a.AppendAudit(ctx, core.AuditEntry{KeyID: "undated", ProjectID: projB, Action: "hit"}); err != nil {
+		t.Fatalf("AppendAudit: %v", err)
+	}
+	after := time.Now()
+	if got, err := a.Audit(ctx, projB, t0.Add(time.Millisecond), 10); err != nil || len(got) != 1 || got[0].KeyID != "undated" ||
+		got[0].Time.Before(before.Add(-time.Millisecond)) || got[0].Time.After(after) || got[0].Time.Location() != time.UTC {
+		t.Errorf("Audit(%s) after an undated entry = %+v, %v; want it dated between %v and %v, in UTC", projB, got, err, before, after)
 	}
 	if got, err := a.Audit(ctx, projC, time.Time{}, 10); err != nil || len(got) != 0 {
 		t.Errorf("Audit of a project without entries = %+v, %v", got, err)

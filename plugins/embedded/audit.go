@@ -54,13 +54,9 @@ func (s *Store) AppendAudits(ctx context.Context, es []core.AuditEntry) error {
 	bodies := make([][]byte, len(es))
 	for i := range es {
 		e := &es[i]
-		if err := core.ValidateProjectID(e.ProjectID); err != nil {
+		if err := e.Stamp(s.cfg.clock()); err != nil {
 			return fmt.Errorf("embedded: %s: %w", op, err)
 		}
-		if e.Time.IsZero() {
-			e.Time = s.cfg.clock()
-		}
-		e.Time = e.Time.UTC()
 		body, err := json.Marshal(e)
 		if err != nil {
 			return fmt.Errorf("embedded: %s: %w", op, err)

@@ -239,11 +239,8 @@ func (s *Store) receiptOp(ctx context.Context, op, projectID, receiptID, source,
 // stored). An append after Close fails at once.
 func (s *Store) AppendAudit(ctx context.Context, e core.AuditEntry) error {
 	const op = "append audit"
-	if err := core.ValidateProjectID(e.ProjectID); err != nil {
+	if err := e.Stamp(s.cfg.clock()); err != nil {
 		return fmt.Errorf("redis: %s: %w", op, err)
-	}
-	if e.Time.IsZero() {
-		e.Time = s.cfg.clock().UTC()
 	}
 	body, err := json.Marshal(e)
 	if err != nil {
