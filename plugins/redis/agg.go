@@ -208,10 +208,10 @@ func (s *Store) markFresh(ctx context.Context, p string) error {
 // unlockAggScript deletes the lock KEYS[1] if it still holds this
 // builder's token ARGV[1] (a lock that outlived its lifetime may be
 // another builder's by now).
-var unlockAggScript = &script{src: `
+var unlockAggScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 1
-`}
+`)
 
 // buildStats adds the share of every QA of p that has none (written
 // before the store kept statistics) at now, then marks the statistics

@@ -163,7 +163,7 @@ func (s *Store) commit(ctx context.Context, b *batch, result string) (int, strin
 	args = append(args, int64(eventTTL/time.Second), result, len(b.checks)/3)
 	args = append(args, b.checks...)
 	args = append(args, b.ops...)
-	v, err := s.eval(ctx, commitScript.get(), b.keys, args...).Slice()
+	v, err := s.eval(ctx, commitScript, b.keys, args...).Slice()
 	if err != nil {
 		return 0, "", err
 	}

@@ -84,7 +84,7 @@ func isCommit(cmd redis.Cmder) bool {
 	}
 	switch strings.ToLower(fmt.Sprint(args[0])) {
 	case "evalsha":
-		return args[1] == commitScript.get().Hash()
+		return args[1] == commitScript.Hash()
 	case "eval":
 		return true
 	}

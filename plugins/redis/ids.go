@@ -41,21 +41,21 @@ const claimLease = 10 * time.Minute
 // claimIDScript sets qa_id ARGV[1] in the index bucket KEYS[1] to the claim
 // ARGV[2] when it is unset or still the claim ARGV[3] (a stale claim being
 // taken over; "" for none), returning ""; else it returns the claim held.
-var claimIDScript = &script{src: `
+var claimIDScript = redis.NewScript(`
 local v = redis.call('HGET', KEYS[1], ARGV[1])
 if v and v ~= ARGV[3] then return v end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 return ''
-`}
+`)
 
 // releaseIDScript removes qa_id ARGV[1] from the index bucket KEYS[1] if it
 // still holds the claim ARGV[2].
-var releaseIDScript = &script{src: `
+var releaseIDScript = redis.NewScript(`
 if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
   redis.call('HDEL', KEYS[1], ARGV[1])
 end
 return 1
-`}
+`)
 
 func claimValue(project string, at time.Time) string {
 	return project + " " + strconv.FormatInt(at.UnixMilli(), 36)
@@ -83,7 +83,7 @@ func (s *Store) claimIDs(ctx context.Context, p string, ids []string, now time.T
 		pipe := s.rdb.Pipeline()
 		cmds := make([]*redis.Cmd, 0, perPipe)
 		for _, id := range ids[first:min(first+perPipe, len(ids))] {
-			cmds = append(cmds, pipe.Eval(ctx, claimIDScript.src, []string{s.k.ids(id)}, id, mine, ""))
+			cmds = append(cmds, claimIDScript.Eval(ctx, pipe, []string{s.k.ids(id)}, id, mine, ""))
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
 			return nil, 0, err
@@ -128,7 +128,7 @@ func (s *Store) claimHeld(ctx context.Context, p, id, v, mine string, now time.T
 		if theirs.Val() > 0 || now.Sub(at) < claimLease {
 			return false, ledger.IDOfAnotherProject(id)
 		}
-		got, err := s.eval(ctx, claimIDScript.get(), []string{s.k.ids(id)}, id, mine, v).Text()
+		got, err := s.eval(ctx, claimIDScript, []string{s.k.ids(id)}, id, mine, v).Text()
 		if err != nil {
 			return false, err
 		}
@@ -143,18 +143,18 @@ func (s *Store) claimHeld(ctx context.Context, p, id, v, mine string, now time.T
 // unclaimScript stamps the claim of qa_id ARGV[1] in the index bucket
 // KEYS[1] 0 if project ARGV[2] holds it: it then holds only while that
 // project's QA exists.
-var unclaimScript = &script{src: `
+var unclaimScript = redis.NewScript(`
 local v = redis.call('HGET', KEYS[1], ARGV[1])
 if v and string.sub(v, 1, #ARGV[2] + 1) == ARGV[2] .. ' ' then
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. ' 0')
 end
 return 1
-`}
+`)
 
 // unclaim lets another project take id over once p's QA is deleted
 // (unclaimScript; p's own new QA under id still finds its claim).
 func (s *Store) unclaim(ctx context.Context, p, id string) error {
-	return s.eval(ctx, unclaimScript.get(), []string{s.k.ids(id)}, id, p).Err()
+	return s.eval(ctx, unclaimScript, []string{s.k.ids(id)}, id, p).Err()
 }
 
 // releaseID removes p's claim on a generated id whose candidate was not
@@ -170,10 +170,10 @@ func (s *Store) releaseID(ctx context.Context, id, claim string) {
 // releaseTimeout: when Redis is down the work has already failed, and
 // what is left behind lapses (a stale claim, a lock's lifetime), so the
 // caller's answer is not held up by dial retries.
-func (s *Store) release(ctx context.Context, sc *script, key string, args ...any) {
+func (s *Store) release(ctx context.Context, sc *redis.Script, key string, args ...any) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
-	_ = s.eval(ctx, sc.get(), []string{key}, args...).Err()
+	_ = s.eval(ctx, sc, []string{key}, args...).Err()
 }
 
 // releaseTimeout bounds release.

@@ -205,7 +205,7 @@ func (s *Store) keptStats(ctx context.Context, p string) (core.ProjectStats, boo
 	for _, e := range []core.StatsEnd{top, worst, awaiting} {
 		args = append(args, e.N, e.High, e.IDAsc)
 	}
-	v, err := s.eval(ctx, statsScript.get(), []string{s.k.agg(p), s.k.byTrust(p), s.k.byExpiry(p), s.k.awaiting(p)}, args...).Slice()
+	v, err := s.eval(ctx, statsScript, []string{s.k.agg(p), s.k.byTrust(p), s.k.byExpiry(p), s.k.awaiting(p)}, args...).Slice()
 	if err != nil {
 		return core.ProjectStats{}, false, err
 	}

@@ -211,7 +211,7 @@ func TestChangeFeed(t *testing.T) {
 	if n, err := s.rdb.LLen(ctx, s.k.changes(p)).Result(); err != nil || n != changesCap {
 		t.Errorf("feed length %d (%v), want the cap %d", n, err, changesCap)
 	}
-	if !strings.Contains(commitScript.src, "LTRIM', fk, 0, "+strconv.Itoa(changesCap-1)) || !strings.Contains(changesScript.src, "> "+strconv.Itoa(changesCap)) {
+	if !strings.Contains(commitSrc, "LTRIM', fk, 0, "+strconv.Itoa(changesCap-1)) || !strings.Contains(changesSrc, "> "+strconv.Itoa(changesCap)) {
 		t.Error("the scripts' feed cap is not changesCap")
 	}
 }

@@ -1,24 +1,6 @@
 package redisstore
 
-import (
-	"sync"
-
-	"github.com/redis/go-redis/v9"
-)
-
-// script is a Lua script whose *redis.Script (and SHA-1) is made on first
-// use, not at package initialisation: every memex process links this
-// package, few run a script.
-type script struct {
-	src  string
-	once sync.Once
-	s    *redis.Script
-}
-
-func (l *script) get() *redis.Script {
-	l.once.Do(func() { l.s = redis.NewScript(l.src) })
-	return l.s
-}
+import "github.com/redis/go-redis/v9"
 
 // Every Lua script the store runs. docs/REDIS.md describes them.
 
@@ -36,12 +18,15 @@ func (l *script) get() *redis.Script {
 //	         "v": the record's version is value ("0": the key must not
 //	         exist); "hnx": the hash has no field value; "hlt": value is
 //	         "<max>:<field>" and the hash's counter field is below max
-//	then     operations: name, key index, arguments (see ops in write.go)
+//	then     operations: name, key index, arguments (batch.op, commit.go)
 //
 // Returns {1, stored result} for a repeated event id, {0} when a version
 // changed (the caller re-reads and retries), {2} when applied, {3} when an
 // "hlt" counter is at its max (a quota: nothing is written).
-var commitScript = &script{src: `
+var commitScript = redis.NewScript(commitSrc)
+
+// commitSrc is commitScript's source.
+const commitSrc = `
 local prev = redis.call('GET', KEYS[1])
 if prev then return {1, prev} end
 local n = tonumber(ARGV[3])
@@ -330,7 +315,7 @@ while i <= argc do
 end
 redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[1])
 return {2}
-`}
+`
 
 // changesScript reads a project's changes since its record version was
 // ARGV[1] (KEYS: stats, change feed): {hv} when none, {hv, '+', entries'
@@ -338,7 +323,10 @@ return {2}
 // it cannot tell (too far behind, no version, or a feed that does not
 // continue from ARGV[1]: a server restarted from an older snapshot or a
 // promoted replica that missed writes) — the reader starts over.
-var changesScript = &script{src: `
+var changesScript = redis.NewScript(changesSrc)
+
+// changesSrc is changesScript's source.
+const changesSrc = `
 local cur = redis.call('HGET', KEYS[1], 'hv') or ''
 local since = ARGV[1]
 if cur == since then return {cur} end
@@ -352,7 +340,7 @@ for _, e in ipairs(es) do
   out[#out + 1] = string.sub(e, (string.find(e, ' ', 1, true) or #e) + 1)
 end
 return out
-`}
+`
 
 // receiptScript redeems a receipt (marks it used by a source, once) or,
 // with ARGV[3] "restore", gives a redeemed one back (its write did not
@@ -375,7 +363,7 @@ return out
 // A redeem returns {0} unknown/expired, {1} another source's, {2} already
 // used, {3, JSON, n} redeemed now (the JSON is the search receipt's when
 // n > 0); a restore {0}, {1}, or {2} restored (or it was not spent).
-var receiptScript = &script{src: `
+var receiptScript = redis.NewScript(`
 local key, n, redeem = KEYS[1], 0, ARGV[3] == 'redeem'
 local t = redis.call('TYPE', key)['ok']
 if t == 'none' and tonumber(ARGV[2]) > 0 then
@@ -409,7 +397,7 @@ if not redeem then redis.call('SETRANGE', key, off, 'n'); return {2} end
 if string.sub(v, off + 1, off + 1) ~= 'n' then return {2} end
 redis.call('SETRANGE', key, off, 'u')
 return {3, j, n}
-`}
+`)
 
 // statsScript reads a project's kept statistics (agg.go) in one call.
 // KEYS: the agg hash, the by-trust, by-expiry and awaiting sets; ARGV:
@@ -418,7 +406,7 @@ return {3, j, n}
 // the agg hash's fields and values, the ids of the three ends and the
 // count of expiries up to the bound. Members of one score are read in
 // groups, never more than asked for however many share it.
-var statsScript = &script{src: `
+var statsScript = redis.NewScript(`
 local function ends(k, j)
   local want, high, idAsc = tonumber(ARGV[j]), ARGV[j + 1] == '1', ARGV[j + 2] == '1'
   local out, bound = {}, nil
@@ -449,4 +437,4 @@ return {
   ends(KEYS[4], 8),
   redis.call('ZCOUNT', KEYS[3], '-inf', ARGV[1]),
 }
-`}
+`)

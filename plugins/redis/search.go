@@ -130,7 +130,7 @@ func (s *Store) followChanges(ctx context.Context, src *source, hits []retrieval
 		if hv == "" || hv == at {
 			continue
 		}
-		v, err := s.eval(ctx, changesScript.get(), []string{s.k.stats(owner), s.k.changes(owner)}, at).Slice()
+		v, err := s.eval(ctx, changesScript, []string{s.k.stats(owner), s.k.changes(owner)}, at).Slice()
 		if err != nil {
 			return err
 		}

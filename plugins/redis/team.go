@@ -225,7 +225,7 @@ func (s *Store) receiptOp(ctx context.Context, op, projectID, receiptID, source,
 	}
 	search, n := core.SplitReceiptID(receiptID)
 	keys := []string{s.k.receipt(projectID, receiptID), s.k.receipt(projectID, search)}
-	v, err := s.eval(ctx, receiptScript.get(), keys, source, n, mode).Slice()
+	v, err := s.eval(ctx, receiptScript, keys, source, n, mode).Slice()
 	if err != nil {
 		return nil, s.wrap(ctx, op, err)
 	}
