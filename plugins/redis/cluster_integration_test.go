@@ -36,7 +36,7 @@ func TestCluster(t *testing.T) {
 		coretest.RunItems(t, func(t *testing.T) core.ItemStore { return open(t).Items() })
 	})
 	t.Run("StatsKept", func(t *testing.T) {
-		testStatsKept(t, func(t *testing.T, opts ...Option) *Store {
+		testStatsKept(t, 400, func(t *testing.T, opts ...Option) *Store {
 			s, err := Open(t.Context(), c.URL(), append([]Option{WithPrefix(redistest.UniquePrefix(t))}, opts...)...)
 			if err != nil {
 				t.Fatalf("Open: %v", err)
