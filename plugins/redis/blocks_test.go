@@ -26,32 +26,55 @@ func (b blocksOnly) ScanPostings(ctx context.Context, t string, fn func([]retrie
 	return b.src.ScanPostings(ctx, t, fn)
 }
 
-// TestScanPostingsMatchPostings: the blocks are Postings' postings, in
-// the same order, and a search reading them scores bit for bit as one
-// reading Postings, with and without TermFreqs.
+// TestScanPostingsMatchPostings: the blocks hold the packed lists'
+// postings (forPostings, the codec's own reader), scope by scope in doc
+// order; Postings gives them one at a time and stops when asked; and a
+// search reading blocks scores bit for bit as one reading Postings, with
+// and without TermFreqs.
 func TestScanPostingsMatchPostings(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	src, _ := randomSource(rng, 3000)
+	src, packed := randomSource(rng, 3000)
 	ctx := t.Context()
+	type posting struct {
+		doc uint64
+		tf  retrieval.TF
+	}
 	long := false
 	for _, term := range []string{"w0", "w3", "w7", "w20", "w38", "w39", "absent"} {
-		var want, got []retrieval.Posting
-		_ = src.Postings(ctx, term, func(p retrieval.Posting) bool { want = append(want, p); return true })
+		var want, got []posting
+		for si := range src.scopes {
+			forPostings(packed[si][term], func(doc uint64, tf retrieval.TF) bool {
+				want = append(want, posting{uint64(si)<<32 | doc, tf})
+				return true
+			})
+		}
 		blocks := 0
 		err := src.ScanPostings(ctx, term, func(ps []retrieval.Posting) {
 			if len(ps) == 0 || len(ps) > scanBlock {
 				t.Errorf("%s: block of %d postings", term, len(ps))
 			}
 			blocks++
-			got = append(got, ps...)
+			for _, p := range ps {
+				got = append(got, posting{p.Doc, p.TF})
+			}
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("%s: blocks differ from Postings (-Postings +ScanPostings):\n%s", term, diff)
+		if diff := cmp.Diff(want, got, cmp.AllowUnexported(posting{})); diff != "" {
+			t.Errorf("%s: blocks differ from the packed lists (-forPostings +ScanPostings):\n%s", term, diff)
 		}
 		long = long || blocks > 2
+		n := 0
+		_ = src.Postings(ctx, term, func(p retrieval.Posting) bool {
+			if n++; n < 300 && (posting{p.Doc, p.TF}) != want[n-1] {
+				t.Errorf("%s: Postings' posting %d is %v, want %v", term, n-1, p, want[n-1])
+			}
+			return n < 300
+		})
+		if n != min(len(want), 300) {
+			t.Errorf("%s: Postings called fn %d times, want %d (stopped at 300)", term, n, min(len(want), 300))
+		}
 	}
 	if !long {
 		t.Fatal("no list of several blocks")

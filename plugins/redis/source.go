@@ -62,23 +62,18 @@ func (src *source) DocFreq(ctx context.Context, term string) (int64, error) {
 	return n, ctx.Err()
 }
 
+// Postings calls fn with the postings of ScanPostings (the one the scorer
+// reads), one at a time.
 func (src *source) Postings(ctx context.Context, term string, fn func(retrieval.Posting) bool) error {
-	for i, sc := range src.scopes {
-		l := sc.lists[term]
-		if l == nil {
-			continue
-		}
-		base := uint64(i) << 32
-		post := l.post[:len(l.docs)]
-		for j, d := range l.docs {
-			var p retrieval.Posting
-			setPosting(&p, base|uint64(d), post[j])
-			if !fn(p) {
-				return nil
+	done := false
+	return src.ScanPostings(ctx, term, func(block []retrieval.Posting) {
+		for _, p := range block {
+			if done || !fn(p) {
+				done = true
+				return
 			}
 		}
-	}
-	return ctx.Err()
+	})
 }
 
 // TermFreqs implements retrieval.TermFreqReader over the fetched postings:
@@ -212,9 +207,10 @@ func (c *termCmds) read() (map[string]*plist, error) {
 	return out, nil
 }
 
-// scopeCmds are a scope's reads in a search's first pipeline: its stats
-// with the owner's index version, and the lists the cache does not hold
-// at the version it holds.
+// scopeCmds are a scope's reads in one pipeline: at first its stats with
+// the owner's index version and the lists the cache does not hold at the
+// version it holds; then, if need be, the lists taken from the cache at a
+// version no longer current (no stats).
 type scopeCmds struct {
 	sc     *scope
 	cached map[string]cacheEntry // term → list taken from the cache
@@ -281,6 +277,9 @@ func stableIV(iv string, end *redis.StringCmd) string {
 // caches what it read; it returns the terms taken from the cache at a
 // version that is no longer current (to be read again).
 func (s *Store) fill(c *scopeCmds) (stale []string, err error) {
+	if c.stats == nil {
+		return nil, s.takeLists(c)
+	}
 	vals, err := c.stats.Result()
 	if err != nil {
 		return nil, err
@@ -343,85 +342,63 @@ func (s *Store) takeLists(c *scopeCmds) error {
 
 // newSource fetches the postings of query's terms in the scopes visible
 // to project (only its own when ownOnly): one pipeline for the own and
-// global scopes and the list of sharers, one more for shared scopes. Lists
-// the index cache holds at the owner's current version are not read.
+// global scopes and the list of sharers, one more for shared scopes and
+// the lists the cache held at a version no longer current. Lists the index
+// cache holds at the owner's current version are not read.
 func (s *Store) newSource(ctx context.Context, project, query string, ownOnly bool) (*source, error) {
 	terms := s.queryTerms(query)
 	src := &source{iv: map[string]string{}, hv: map[string]string{}, terms: terms}
+	pipe := s.rdb.Pipeline()
+	var next []*scopeCmds // the reads queued on pipe
+	add := func(owner, name string) {
+		sc := &scope{owner: owner, name: name}
+		src.scopes = append(src.scopes, sc)
+		next = append(next, s.queueScope(ctx, pipe, sc, terms))
+	}
+	add(project, ownScope)
 	var sharers *redis.StringSliceCmd
-	round := func(owners, names []string, withSharers bool) error {
-		pipe := s.rdb.Pipeline()
-		var cmds []*scopeCmds
-		for i, owner := range owners {
-			sc := &scope{owner: owner, name: names[i]}
-			src.scopes = append(src.scopes, sc)
-			cmds = append(cmds, s.queueScope(ctx, pipe, sc, terms))
-		}
-		if withSharers {
-			sharers = pipe.SMembers(ctx, s.k.sharers(project))
-		}
+	if !ownOnly && project != core.GlobalProject {
+		add(core.GlobalProject, ownScope)
+		sharers = pipe.SMembers(ctx, s.k.sharers(project))
+	}
+	// A pipeline's answers may ask for another: the scopes of the projects
+	// sharing with project, and the lists to read again because the index
+	// changed since the cache took them (a write between this and the
+	// first read only makes them newer than sc.iv, which is then not
+	// cached).
+	for len(next) > 0 {
 		if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
-			return err
+			return nil, err
 		}
-		var redo []*scopeCmds
-		var rpipe redis.Pipeliner
+		cmds := next
+		pipe, next = s.rdb.Pipeline(), nil
 		for _, c := range cmds {
 			stale, err := s.fill(c)
 			if err != nil {
-				return err
-			}
-			if len(stale) > 0 {
-				if rpipe == nil {
-					rpipe = s.rdb.Pipeline()
-				}
-				r := &scopeCmds{sc: c.sc, tc: s.queueTerms(ctx, rpipe, c.sc, stale)}
-				r.ivEnd = s.queueIV(ctx, rpipe, c.sc.owner)
-				redo = append(redo, r)
-			}
-		}
-		if rpipe != nil {
-			// The index changed since the cached lists were read: read
-			// them again (a write between this and the first pipeline
-			// only makes them newer than sc.iv, which is then not cached).
-			if err := s.batch.exec(ctx, rpipe); err != nil && !errors.Is(err, redis.Nil) {
-				return err
-			}
-			for _, r := range redo {
-				if err := s.takeLists(r); err != nil {
-					return err
-				}
-			}
-		}
-		for _, c := range cmds {
-			src.iv[c.sc.owner], src.hv[c.sc.owner] = c.sc.iv, c.sc.hv
-		}
-		return nil
-	}
-	owners, names := []string{project}, []string{ownScope}
-	withSharers := !ownOnly && project != core.GlobalProject
-	if withSharers {
-		owners, names = append(owners, core.GlobalProject), append(names, ownScope)
-	}
-	if err := round(owners, names, withSharers); err != nil {
-		return nil, err
-	}
-	if sharers != nil {
-		list, err := sharers.Result()
-		if err != nil {
-			return nil, err
-		}
-		slices.Sort(list)
-		owners, names = owners[:0], names[:0]
-		for _, o := range list {
-			if o != project && o != core.GlobalProject {
-				owners, names = append(owners, o), append(names, sharedScope(project))
-			}
-		}
-		if len(owners) > 0 {
-			if err := round(owners, names, false); err != nil {
 				return nil, err
 			}
+			if len(stale) > 0 {
+				r := &scopeCmds{sc: c.sc, tc: s.queueTerms(ctx, pipe, c.sc, stale)}
+				r.ivEnd = s.queueIV(ctx, pipe, c.sc.owner)
+				next = append(next, r)
+			}
 		}
+		if sharers != nil {
+			list, err := sharers.Result()
+			if err != nil {
+				return nil, err
+			}
+			sharers = nil
+			slices.Sort(list)
+			for _, o := range list {
+				if o != project && o != core.GlobalProject {
+					add(o, sharedScope(project))
+				}
+			}
+		}
+	}
+	for _, sc := range src.scopes {
+		src.iv[sc.owner], src.hv[sc.owner] = sc.iv, sc.hv
 	}
 	return src, s.fetchLens(ctx, src)
 }
@@ -431,25 +408,19 @@ func (s *Store) newSource(ctx context.Context, project, query string, ownOnly bo
 // (lists from the index cache usually have), attaches them, and caches the
 // lists so completed at the version they and the buckets are of.
 func (s *Store) fetchLens(ctx context.Context, src *source) error {
-	need := map[string]map[uint64]bool{} // owner → bucket numbers needed
+	want := map[string][]uint64{} // owner → bucket numbers needed
 	for _, sc := range src.scopes {
 		for _, l := range sc.lists {
-			if l.lens {
-				continue
-			}
-			for _, n := range l.buckets {
-				if need[sc.owner] == nil {
-					need[sc.owner] = map[uint64]bool{}
+			if !l.lens {
+				for _, n := range l.buckets {
+					want[sc.owner] = append(want[sc.owner], uint64(n))
 				}
-				need[sc.owner][uint64(n)] = true
 			}
 		}
 	}
-	want := make(map[string][]uint64, len(need))
-	for owner, ns := range need {
-		for n := range ns {
-			want[owner] = append(want[owner], n)
-		}
+	for owner, ns := range want {
+		slices.Sort(ns)
+		want[owner] = slices.Compact(ns)
 	}
 	// lensIV: owner → the version its buckets are of ("" unknown).
 	lens, lensIV, err := s.readValues(ctx, kindLens, src.iv, want)
