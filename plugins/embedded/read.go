@@ -41,7 +41,6 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 		// the full records of the survivors only, keeping their rank.
 		rep := reputation{tx}
 		light := make([]core.Match, 0, len(hits))
-		docs := make(map[string]uint64, len(hits))
 		for _, h := range hits {
 			e, err := getByDoc(tx, h.Doc, true)
 			if err != nil {
@@ -53,12 +52,11 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 			s.ledger.Refresh(&e.Entry, rep, now)
 			if m, ok := ledger.Rankable(e.Rec, req.ProjectID, h.Relevance); ok {
 				light = append(light, m)
-				docs[m.QAID] = h.Doc
 			}
 		}
 		ms = core.Rank(light, req.MinScore, req.Limit, req.Explain)
 		for i, m := range ms {
-			st, err := getByDoc(tx, docs[m.QAID], false)
+			st, err := getStored(tx, m.QAID) // present: its rank entry was just read
 			if err != nil {
 				return err
 			}
