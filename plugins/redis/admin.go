@@ -201,7 +201,8 @@ func (s *Store) importChunk(ctx context.Context, p string, rs []core.Record, now
 
 // Expire deprecates candidates never validated within the candidate TTL,
 // at most batch of them (batch ≤ 0: all), across every project. Only
-// records created before now − TTL are read.
+// records created before now − TTL are read, and each chunk of importChunk
+// of them is one write.
 func (s *Store) Expire(ctx context.Context, now time.Time, batch int) (int, error) {
 	const op = "expire"
 	projects, err := s.rdb.SMembers(ctx, s.k.projects()).Result()
@@ -216,39 +217,43 @@ func (s *Store) Expire(ctx context.Context, now time.Time, batch int) (int, erro
 		if err != nil {
 			return n, s.wrap(ctx, op, err)
 		}
+		var ids []string
 		for _, e := range slices.Backward(all) { // oldest first
 			if e.score > cutoff {
 				break
 			}
-			if batch > 0 && n >= batch {
-				return n, nil
-			}
-			changed, err := s.expireOne(ctx, p, e.id, now)
+			ids = append(ids, e.id)
+		}
+		for len(ids) > 0 && (batch <= 0 || n < batch) {
+			chunk := ids[:min(importChunk, len(ids))]
+			ids = ids[len(chunk):]
+			var changed int
+			err := update(s, ctx, op, p, chunk, nil, s.k.event(p, "x", p, newID("exp_")), &changed, func(w *write) (*int, error) {
+				k := 0 // changed by this write
+				for _, st := range w.recs {
+					if st == nil || (batch > 0 && n+k >= batch) {
+						continue
+					}
+					e := st.entry(false)
+					if !s.ledger.Expire(&e, trust.NoReputation, now) {
+						continue
+					}
+					st.set(e)
+					if err := w.put(st, ledger.Change{}, now); err != nil {
+						return nil, err
+					}
+					k++
+				}
+				if k == 0 {
+					return nil, nil
+				}
+				return &k, nil
+			})
 			if err != nil {
 				return n, err
 			}
-			if changed {
-				n++
-			}
+			n += changed
 		}
 	}
 	return n, nil
-}
-
-func (s *Store) expireOne(ctx context.Context, p, id string, now time.Time) (bool, error) {
-	var expired string
-	err := update(s, ctx, "expire", p, []string{id}, nil, s.k.event(p, "x", p, newID("exp_")), &expired,
-		func(w *write) (*string, error) {
-			st := w.recs[0]
-			if st == nil {
-				return nil, nil
-			}
-			e := st.entry(false)
-			if !s.ledger.Expire(&e, trust.NoReputation, now) {
-				return nil, nil
-			}
-			st.set(e)
-			return &id, w.put(st, ledger.Change{}, now)
-		})
-	return expired != "", err
 }

@@ -118,8 +118,8 @@ func (s *stored) record(withHash bool) core.Record {
 		CreatedAt: fromMS(s.Created), UpdatedAt: fromMS(s.Updated), ContentHash: s.Hash,
 		SharedProjects: s.Shared, Status: s.State.Status,
 	}
-	if r.ContentHash == "" && withHash {
-		r.ContentHash = core.ContentHash(s.Q, s.A)
+	if withHash {
+		r.ContentHash = s.contentHash()
 	}
 	if r.Tags == nil {
 		r.Tags = []string{}
