@@ -146,7 +146,7 @@ func building(t *testing.T, s *Store) bool {
 // write a bounded number; Stats completes the build, and the statistics
 // equal a scan.
 func TestStatsBuiltOnOpen(t *testing.T) {
-	const n = 3000
+	const n = 1000
 	path := t.TempDir() + "/m.db"
 	s := newTestStoreAt(t, path)
 	recs := make([]core.Record, n)
@@ -202,18 +202,18 @@ func TestStatsBuildResumes(t *testing.T) {
 			clock := func() time.Time { return now }
 			s := newTestStoreAt(t, path, WithClock(clock))
 			w := coretest.NewRandomWriter(seed, &now, "p1", "p2", "p10")
-			for step := range 300 {
+			for step := range 150 {
 				w.Write(t, s, step)
 			}
 			_ = s.Close()
 			dropStats(t, path)
 
-			s = newTestStoreAt(t, path, WithClock(clock), withStatsBuild(3, 3))
-			if got := s.statsBuilt.Load(); got > 3 {
-				t.Fatalf("the open read %d entries to build the statistics, want at most 3", got)
+			s = newTestStoreAt(t, path, WithClock(clock), withStatsBuild(2, 2))
+			if got := s.statsBuilt.Load(); got > 2 {
+				t.Fatalf("the open read %d entries to build the statistics, want at most 2", got)
 			}
 			during := 0
-			for step := 300; building(t, s); step++ {
+			for step := 150; building(t, s); step++ {
 				w.Write(t, s, step)
 				during++
 				if during%7 == 0 {
@@ -233,7 +233,7 @@ func TestStatsBuildResumes(t *testing.T) {
 				}
 				if during%11 == 0 {
 					_ = s.Close()
-					s = newTestStoreAt(t, path, WithClock(clock), withStatsBuild(3, 3))
+					s = newTestStoreAt(t, path, WithClock(clock), withStatsBuild(2, 2))
 				}
 			}
 			if during < 20 {
