@@ -734,3 +734,30 @@ func TestRestoreReceipt(t *testing.T) {
 		t.Errorf("the search receipt after fam.2's restore: %v, want it still new", err)
 	}
 }
+
+// TestIssueReceiptsCancelled: receipts issued under a context that has
+// ended all fail with its error (a per-QA receipt with its search
+// receipt's), a malformed one with its own, and none is stored.
+func TestIssueReceiptsCancelled(t *testing.T) {
+	s := newShared(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	now := time.Now().UTC()
+	mk := func(id string, ids ...string) core.Receipt {
+		return core.Receipt{ID: id, ProjectID: "p", Source: "key-a", QAIDs: ids, IssuedAt: now, ExpiresAt: now.Add(time.Hour)}
+	}
+	bad := mk("bad", "q1")
+	bad.ExpiresAt = now
+	errs := s.IssueReceipts(ctx, []core.Receipt{mk("c", "q1"), mk("c.1", "q1"), mk("alone", "q2"), bad})
+	for i, err := range errs[:3] {
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("receipt %d: %v, want context.Canceled", i, err)
+		}
+	}
+	if !errors.Is(errs[3], core.ErrInvalid) {
+		t.Errorf("malformed receipt: %v, want ErrInvalid", errs[3])
+	}
+	if n, err := s.rdb.Exists(t.Context(), s.k.receipt("p", "c"), s.k.receipt("p", "alone")).Result(); err != nil || n != 0 {
+		t.Errorf("%d receipts stored (%v), want none", n, err)
+	}
+}

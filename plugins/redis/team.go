@@ -31,13 +31,9 @@ func (s *Store) IssueReceipt(ctx context.Context, r core.Receipt) error {
 func (s *Store) IssueReceipts(ctx context.Context, rs []core.Receipt) (errs []error) {
 	const op = "issue receipt"
 	errs = make([]error, len(rs))
-	type queued struct {
-		i   int
-		cmd *redis.Cmd
-	}
-	var qs []queued
-	owner := receiptFamilies(rs)    // receipt index → its family's search receipt, or itself
-	family := make([]bool, len(rs)) // a search receipt that stores per-QA receipts too
+	sets := make([]*redis.Cmd, len(rs)) // the SET of each receipt stored under its own key
+	owner := receiptFamilies(rs)        // receipt index → its family's search receipt, or itself
+	family := make([]bool, len(rs))     // a search receipt that stores per-QA receipts too
 	for i, o := range owner {
 		if o != i {
 			family[o] = true
@@ -69,23 +65,21 @@ func (s *Store) IssueReceipts(ctx context.Context, rs []core.Receipt) (errs []er
 		if family[i] {
 			items = len(r.QAIDs)
 		}
-		cmd := pipe.Do(ctx, "set", s.k.receipt(r.ProjectID, r.ID), receiptValue(r.Source, body, items), "nx", "pxat", r.ExpiresAt.UnixMilli())
-		qs = append(qs, queued{i: i, cmd: cmd})
+		sets[i] = pipe.Do(ctx, "set", s.k.receipt(r.ProjectID, r.ID), receiptValue(r.Source, body, items), "nx", "pxat", r.ExpiresAt.UnixMilli())
 	}
-	if len(qs) > 0 {
-		var gone *abandonedError
-		if err := s.batch.exec(ctx, pipe); errors.As(err, &gone) {
-			for _, q := range qs {
-				errs[q.i] = s.wrap(ctx, op, err)
-			}
-		} else {
-			// Else each command carries its own error.
-			for _, q := range qs {
-				// redis.Nil: the receipt was stored already (a retry).
-				if err := q.cmd.Err(); err != nil && !errors.Is(err, redis.Nil) {
-					errs[q.i] = s.wrap(ctx, op, err)
-				}
-			}
+	var gone *abandonedError
+	abandoned := errors.As(s.batch.exec(ctx, pipe), &gone)
+	for i, set := range sets {
+		if set == nil {
+			continue
+		}
+		if abandoned {
+			errs[i] = s.wrap(ctx, op, gone)
+			continue
+		}
+		// redis.Nil: the receipt was stored already (a retry).
+		if err := set.Err(); err != nil && !errors.Is(err, redis.Nil) {
+			errs[i] = s.wrap(ctx, op, err)
 		}
 	}
 	for i, o := range owner {
