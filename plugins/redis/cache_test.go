@@ -5,8 +5,11 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/internal/redistest"
+	"github.com/memex-dev/memex/retrieval"
 )
 
 // TestIndexCacheSeesOtherWriters: a store whose index cache is warm sees
@@ -137,6 +140,53 @@ func TestHeadMemoBound(t *testing.T) {
 	var off *headMemo
 	off.put([]*stored{{ID: "a", project: "p"}}, []int{600}, at)
 	off.current([]string{"p"}, []string{"a"}, []string{"h1"}, out[:1])
+}
+
+// TestHeadMemoPutBehind: a record read after an older record version than
+// the one the memo has moved on to (another search followed a write that
+// changed it meanwhile) is not current: it may be that write's old value.
+func TestHeadMemoPutBehind(t *testing.T) {
+	m := newHeadMemo(1 << 20)
+	m.advance("p", "", "h1", nil, true)
+	m.advance("p", "h1", "h2", []string{"x"}, false)
+	m.put([]*stored{{ID: "x", project: "p"}}, []int{100}, map[string]string{"p": "h1"})
+	out := make([]*stored, 1)
+	if m.current([]string{"p"}, []string{"x"}, []string{"h2"}, out); out[0] != nil {
+		t.Error("a record read at h1 is current at h2")
+	}
+	m.put([]*stored{{ID: "x", project: "p"}}, []int{100}, map[string]string{"p": "h2"})
+	if m.current([]string{"p"}, []string{"x"}, []string{"h2"}, out); out[0] == nil {
+		t.Error("a record read at h2 is not current at h2")
+	}
+}
+
+// TestListsReadAcrossAWriteNotCached: lists read while the index version
+// moved (the version read after them is not the one read with the stats)
+// are used but not cached: tagged with the older version, they could be
+// taken for its data once a server restored from an older snapshot
+// brings that version back.
+func TestListsReadAcrossAWriteNotCached(t *testing.T) {
+	list := "\x00\x00\x00\x05" + uvarintGap(5) + postingRest(retrieval.TF{1, 1})
+	for _, end := range []string{"v2", "v1"} {
+		s := &Store{cache: newIndexCache(1 << 20)}
+		post, short, ivEnd := redis.NewStringCmd(t.Context()), redis.NewStringCmd(t.Context()), redis.NewStringCmd(t.Context())
+		post.SetVal(list)
+		short.SetErr(redis.Nil)
+		ivEnd.SetVal(end)
+		sc := &scope{owner: "p", name: ownScope, iv: "v1", lists: map[string]*plist{}}
+		c := &scopeCmds{sc: sc, ivEnd: ivEnd,
+			tc: &termCmds{terms: []string{"t"}, posts: []*redis.StringCmd{post}, short: []*redis.StringCmd{short}}}
+		if err := s.takeLists(c); err != nil {
+			t.Fatal(err)
+		}
+		if sc.lists["t"].df() != 1 {
+			t.Errorf("version after the lists %s: the list read is not used", end)
+		}
+		e, ok := s.cache.postings("p", ownScope, []string{"t"})["t"]
+		if cached := ok && e.iv == "v1"; cached != (end == "v1") {
+			t.Errorf("version after the lists %s: cached at v1 = %v", end, cached)
+		}
+	}
 }
 
 // TestIndexCacheSeesFirstWrite: a reader that searched a project and the
