@@ -83,9 +83,9 @@ func TestPackedBuckets(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	recs := coretest.Corpus(1500, "p", 5)
-	for i := 0; i < len(recs); i += 300 {
-		if err := s.Import(t.Context(), recs[i:i+300]); err != nil {
+	recs := coretest.Corpus(500, "p", 5)
+	for i := 0; i < len(recs); i += 100 {
+		if err := s.Import(t.Context(), recs[i:i+100]); err != nil {
 			t.Fatal(err)
 		}
 	}
