@@ -35,13 +35,6 @@ type source struct {
 	hv map[string]string
 	// terms are the query's distinct terms (the scorer's SearchTerms).
 	terms []string
-	// buf holds TermFreqs' buffers (a source serves one search, one call
-	// at a time).
-	buf struct {
-		sorted []uint64
-		tfs    []retrieval.TF
-		lens   []uint64
-	}
 }
 
 func (src *source) Stats(ctx context.Context) (retrieval.Stats, error) {
@@ -83,23 +76,17 @@ func (src *source) Postings(ctx context.Context, term string, fn func(retrieval.
 // lengths come with it from the first list that holds it (one that none
 // holds scores nothing, whatever its lengths).
 func (src *source) TermFreqs(ctx context.Context, docs []uint64, terms []string, fn func(doc uint64, tfs []retrieval.TF, lens [retrieval.NumFields]uint32)) error {
-	// The scorer asks once per deferred term, for candidates in doc
-	// order: the buffers serve every call of a search (tfs is only valid
-	// during fn), and sorted docs are not copied.
+	// The scorer asks for candidates in doc order: those are not copied.
 	sorted := docs
 	for i := 1; i < len(docs); i++ {
 		if docs[i] <= docs[i-1] {
-			sorted = append(src.buf.sorted[:0], docs...)
-			slices.Sort(sorted)
-			sorted = slices.Compact(sorted)
-			src.buf.sorted = sorted
+			sorted = slices.Compact(slices.Sorted(slices.Values(docs)))
 			break
 		}
 	}
 	nt := len(terms)
-	tfs := resize(src.buf.tfs, len(sorted)*nt)
-	lens := resize(src.buf.lens, len(sorted)) // (packPost: the lengths)
-	src.buf.tfs, src.buf.lens = tfs, lens
+	tfs := make([]retrieval.TF, len(sorted)*nt)
+	lens := make([]uint64, len(sorted)) // (packPost: the lengths)
 	for lo := 0; lo < len(sorted); {
 		si := sorted[lo] >> 32
 		hi := lo
@@ -123,16 +110,6 @@ func (src *source) TermFreqs(ctx context.Context, docs []uint64, terms []string,
 		fn(d, tfs[k*nt:(k+1)*nt], lensOfPost(lens[k]))
 	}
 	return nil
-}
-
-// resize returns b with length n, zeroed, reusing its memory when it can.
-func resize[T any](b []T, n int) []T {
-	if cap(b) < n {
-		return make([]T, n)
-	}
-	b = b[:n]
-	clear(b)
-	return b
 }
 
 // TermFreqsPerTerm implements retrieval.TermFreqsPerTerm: TermFreqs walks
