@@ -491,6 +491,7 @@ func TestGitRepoConfigAndProject(t *testing.T) {
 }
 
 func TestStoreRegistry(t *testing.T) {
+	t.Parallel() // waits on an unreachable Redis
 	r := defaultRegistry()
 	// An unreachable Redis is an error naming the store (never "unknown scheme").
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
@@ -668,6 +669,7 @@ func TestRunCanceled(t *testing.T) {
 }
 
 func TestDoctor(t *testing.T) {
+	t.Parallel() // waits on an unreachable Redis
 	c := newCLI(t)
 	c.env["MEMEX_BACKEND"] = agentPath(t)
 	out := c.mustRun("", "doctor")

@@ -90,6 +90,7 @@ func TestRunPromptSources(t *testing.T) {
 }
 
 func TestRunMemoryFailsOpen(t *testing.T) {
+	t.Parallel() // waits on an unreachable Redis
 	c := newCLI(t)
 	code, out, errOut := c.run("", "run", "--store", "redis://127.0.0.1:1", "--backend", agentPath(t), raceQuery)
 	if code != 0 {
