@@ -1,6 +1,8 @@
 package core
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"unicode"
 )
@@ -107,4 +109,17 @@ func GradeTask(prompt string) TaskGrade {
 		g.RecommendedModel, g.RecommendedModelProvider = "medium", "local"
 	}
 	return g
+}
+
+// LocalGrader is the TaskGrade of a plugin that grades prompts itself
+// with GradeTask (the embedded and Redis stores embed it): a store adds
+// nothing to the grade, which reads no stored data.
+type LocalGrader struct{}
+
+// TaskGrade grades req.Prompt with GradeTask, unless ctx is done.
+func (LocalGrader) TaskGrade(ctx context.Context, req TaskGradeRequest) (TaskGrade, error) {
+	if err := ctx.Err(); err != nil {
+		return TaskGrade{}, fmt.Errorf("task grade: %w", err)
+	}
+	return GradeTask(req.Prompt), nil
 }

@@ -53,7 +53,8 @@ type MemoryPlugin interface {
 	// not exist in req.ProjectID. Idempotent per req.EventID.
 	RecordValidation(ctx context.Context, req ValidateRequest) (Record, error)
 
-	// TaskGrade grades a prompt (SPEC §3.5). Local plugins use GradeTask.
+	// TaskGrade grades a prompt (SPEC §3.5). Local plugins embed
+	// LocalGrader (GradeTask).
 	TaskGrade(ctx context.Context, req TaskGradeRequest) (TaskGrade, error)
 }
 

@@ -92,6 +92,8 @@ func WithAuditKeep(n int) Option { return func(c *config) { c.auditKeep = n } }
 
 // Store is the embedded memory store. It is safe for concurrent use.
 type Store struct {
+	core.LocalGrader // TaskGrade
+
 	path     string
 	cfg      config
 	ledger   *ledger.Ledger
@@ -437,14 +439,6 @@ func (s *Store) Ping(ctx context.Context) error {
 	return s.view(ctx, "ping", func(tx *bolt.Tx) error {
 		return checkVersion(tx)
 	})
-}
-
-// TaskGrade grades a prompt with the local grader.
-func (s *Store) TaskGrade(ctx context.Context, req core.TaskGradeRequest) (core.TaskGrade, error) {
-	if err := ctx.Err(); err != nil {
-		return core.TaskGrade{}, fmt.Errorf("embedded: task grade: %w", err)
-	}
-	return core.GradeTask(req.Prompt), nil
 }
 
 // initSchema creates what is missing in a read-write open. A store

@@ -101,6 +101,8 @@ func WithIndexCache(bytes int64) Option { return func(c *config) { c.cache = byt
 
 // Store is the Redis memory store. It is safe for concurrent use.
 type Store struct {
+	core.LocalGrader // TaskGrade
+
 	rdb      redis.UniversalClient
 	owned    bool
 	k        keys
@@ -372,14 +374,6 @@ func (s *Store) Ping(ctx context.Context) error {
 		return s.wrap(ctx, "ping", err)
 	}
 	return nil
-}
-
-// TaskGrade grades a prompt locally.
-func (s *Store) TaskGrade(ctx context.Context, req core.TaskGradeRequest) (core.TaskGrade, error) {
-	if err := ctx.Err(); err != nil {
-		return core.TaskGrade{}, fmt.Errorf("redis: task grade: %w", err)
-	}
-	return core.GradeTask(req.Prompt), nil
 }
 
 // wrap maps an error at the go-redis boundary to the core sentinels; no
