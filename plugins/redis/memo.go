@@ -2,13 +2,13 @@ package redisstore
 
 import "sync"
 
-// headMemo remembers the decoded records and reputation entries a search
-// reads, so that the next search reads from Redis only the records that
-// changed since. It follows each owner's change feed (keys.changes) from
-// the record version hv it last saw (advance). A write's feed entry lists
-// the records it changed; they stop being current. A record or reputation
-// entry read while the memo is at hv, after hv was read, is current (it is
-// hv's value or newer, and any later change is in the feed). A feed the
+// headMemo remembers the decoded records a search reads, so that the next
+// search reads from Redis only the records that changed since. It follows
+// each owner's change feed (keys.changes) from the record version hv it
+// last saw (advance). A write's feed entry lists the records it changed;
+// they stop being current. A record read while the memo is at hv, after hv
+// was read, is current (it is hv's value or newer, and any later change is
+// in the feed). A feed the
 // memo cannot follow (too far behind, a server restarted from an older
 // snapshot, a promoted replica that missed writes) starts a new
 // generation: nothing of the owner is current.
@@ -35,11 +35,7 @@ type memoEntry struct {
 type ownerMemo struct {
 	hv  string
 	gen uint64
-	rep map[string]any // reputation field → HMGET value (string or nil)
 }
-
-// maxRepFields bounds an owner's remembered reputation fields.
-const maxRepFields = 1 << 14
 
 func newHeadMemo(max int64) *headMemo {
 	if max <= 0 {
@@ -68,8 +64,9 @@ func (m *headMemo) at(owner string) string {
 }
 
 // advance moves owner from record version from to version to: ids (a
-// change feed's ids: "~" the reputation book, "*" everything) stop being
-// current; restart (the feed could not be followed) makes nothing current.
+// change feed's ids: "*" everything; "~", the reputation book, is not
+// kept here) stop being current; restart (the feed could not be followed)
+// makes nothing current.
 // It does nothing unless the memo is at from (another search moved it).
 func (m *headMemo) advance(owner, from, to string, ids []string, restart bool) {
 	if m == nil {
@@ -87,8 +84,7 @@ func (m *headMemo) advance(owner, from, to string, ids []string, restart bool) {
 	}
 	for _, id := range ids {
 		switch id {
-		case "~":
-			ow.rep = nil
+		case "~": // the reputation book: read by every search
 		case "*":
 			restart = true
 		default:
@@ -101,7 +97,7 @@ func (m *headMemo) advance(owner, from, to string, ids []string, restart bool) {
 	}
 	if restart {
 		m.gens++
-		ow.gen, ow.rep = m.gens, nil
+		ow.gen = m.gens
 	}
 	ow.hv = to
 }
@@ -143,48 +139,5 @@ func (m *headMemo) put(read []*stored, raws []int, hvs map[string]string) {
 			e.gen = ow.gen
 		}
 		m.heads.put(headKey{st.project, st.ID}, e)
-	}
-}
-
-// reps returns the HMGET values of owner's reputation fields when every
-// one is current at record version hv.
-func (m *headMemo) reps(owner, hv string, fields []string) ([]any, bool) {
-	if m == nil || hv == "" {
-		return nil, false
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	ow := m.owners[owner]
-	if ow == nil || ow.hv != hv || ow.rep == nil {
-		return nil, false
-	}
-	vals := make([]any, len(fields))
-	for i, f := range fields {
-		v, ok := ow.rep[f]
-		if !ok {
-			return nil, false
-		}
-		vals[i] = v
-	}
-	return vals, true
-}
-
-// putReps remembers owner's reputation fields read from Redis after record
-// version hv was, when the memo is still there.
-func (m *headMemo) putReps(owner, hv string, fields []string, vals []any) {
-	if m == nil || hv == "" {
-		return
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	ow := m.owners[owner]
-	if ow == nil || ow.hv != hv {
-		return
-	}
-	if ow.rep == nil || len(ow.rep)+len(fields) > maxRepFields {
-		ow.rep = make(map[string]any, len(fields))
-	}
-	for i, f := range fields {
-		ow.rep[f] = vals[i]
 	}
 }

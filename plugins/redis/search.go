@@ -150,9 +150,8 @@ func (s *Store) followChanges(ctx context.Context, src *source, hits []retrieval
 }
 
 // repFor reads the reputation entries the states need, one pipeline for
-// all owning projects; those current in the memo at each owner's record
-// version hvs (as for headMemo.put) are not read.
-func (s *Store) repFor(ctx context.Context, sts []*stored, hvs map[string]string) (map[string]reputation, error) {
+// all owning projects.
+func (s *Store) repFor(ctx context.Context, sts []*stored) (map[string]reputation, error) {
 	states := map[string][]*trust.State{}
 	for _, st := range sts {
 		if st != nil {
@@ -167,10 +166,6 @@ func (s *Store) repFor(ctx context.Context, sts []*stored, hvs map[string]string
 		rep := reputation{src: map[string]trust.SourceRep{}, cre: map[string]trust.CreatorRep{}}
 		out[p] = rep
 		if fields[p] = repFields(sts); len(fields[p]) == 0 {
-			continue
-		}
-		if vals, ok := s.heads.reps(p, hvs[p], fields[p]); ok {
-			fillRep(&rep, fields[p], vals)
 			continue
 		}
 		cmds[p] = pipe.HMGet(ctx, s.k.rep(p), fields[p]...)
@@ -188,7 +183,6 @@ func (s *Store) repFor(ctx context.Context, sts []*stored, hvs map[string]string
 		}
 		rep := out[p]
 		fillRep(&rep, fields[p], vals)
-		s.heads.putReps(p, hvs[p], fields[p], vals)
 	}
 	return out, nil
 }
@@ -227,7 +221,7 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 	if err != nil {
 		return nil, s.wrap(ctx, op, err)
 	}
-	reps, err := s.repFor(ctx, sts, src.hv)
+	reps, err := s.repFor(ctx, sts)
 	if err != nil {
 		return nil, s.wrap(ctx, op, err)
 	}
