@@ -710,7 +710,8 @@ func testVoteOnGlobal(t *testing.T, p core.MemoryPlugin, _ Flavour) {
 
 // testHitOnOtherOwners: a hit, like a vote, counts only on a QA whose own
 // project the key covers; a global QA or one shared with the key's
-// project is reported back as not covered, with its owner.
+// project is reported back as not covered, with its owner (once, however
+// often it is referenced).
 func testHitOnOtherOwners(t *testing.T, p core.MemoryPlugin, _ Flavour) {
 	glob, err := p.RecordCandidate(as(t, "creator"), core.CandidateRequest{ProjectID: core.GlobalProject, Question: "How to wake the tasmanian devil", Answer: "devil wake --slowly"})
 	if err != nil {
@@ -721,7 +722,7 @@ func testHitOnOtherOwners(t *testing.T, p core.MemoryPlugin, _ Flavour) {
 		t.Fatal(err)
 	}
 	owners := map[string]string{glob.QAID: core.GlobalProject, shared.QAID: projB}
-	refs := []core.HitRef{{QAID: glob.QAID, Shown: true, Used: true}, {QAID: shared.QAID, Shown: true, Used: true}}
+	refs := []core.HitRef{{QAID: glob.QAID, Shown: true, Used: true}, {QAID: shared.QAID, Shown: true, Used: true}, {QAID: glob.QAID, Shown: true}}
 	narrow := core.WithPrincipal(t.Context(), core.Principal{ID: "key-a", Projects: []string{projA}})
 	res, err := p.RecordHit(narrow, core.HitRequest{ProjectID: projA, References: refs})
 	if err != nil || res.Updated != 0 || !maps.Equal(res.NotCovered, owners) {
@@ -736,8 +737,8 @@ func testHitOnOtherOwners(t *testing.T, p core.MemoryPlugin, _ Flavour) {
 	}
 	wide := core.WithPrincipal(t.Context(), core.Principal{ID: "key-b", Projects: []string{"proj-*", core.GlobalProject}})
 	res, err = p.RecordHit(wide, core.HitRequest{ProjectID: projA, References: refs})
-	if err != nil || res.Updated != 2 || len(res.NotCovered) != 0 {
-		t.Errorf("a key covering the owners: %+v, %v; want both hits counted", res, err)
+	if err != nil || res.Updated != 3 || len(res.NotCovered) != 0 {
+		t.Errorf("a key covering the owners: %+v, %v; want the three references counted", res, err)
 	}
 }
 

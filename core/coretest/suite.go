@@ -41,6 +41,7 @@ func Run(t *testing.T, newPlugin func(t *testing.T) core.MemoryPlugin) {
 		{"SearchEmptyQuery", testSearchEmptyQuery},
 		{"SearchProjectScoping", testSearchProjectScoping},
 		{"Hits", testHits},
+		{"HitsRepeated", testHitsRepeated},
 		{"ValidationCounters", testValidationCounters},
 		{"ValidationTrust", testValidationTrust},
 		{"ErrNotFound", testErrNotFound},
@@ -425,6 +426,37 @@ func testHits(t *testing.T, newPlugin NewFunc) {
 	}
 	if o := get(t, g, projC, other); o.UsageCount != 0 {
 		t.Errorf("hit from another project counted: usage_count %d", o.UsageCount)
+	}
+}
+
+// testHitsRepeated: each reference counts once, so a QA referenced twice
+// in one request counts twice (its counters and Updated) — its project's
+// own QA, a global one and one shared with the project alike — and an
+// unknown qa_id referenced twice counts nothing.
+func testHitsRepeated(t *testing.T, newPlugin NewFunc) {
+	p := newPlugin(t)
+	own := addQA(t, p, core.CandidateRequest{Question: "How to brush the capybara", Answer: "capybara brush --soft"})
+	glob := addQA(t, p, core.CandidateRequest{ProjectID: core.GlobalProject, Question: "How to bathe the capybara", Answer: "capybara bathe --warm"})
+	shared := addQA(t, p, core.CandidateRequest{ProjectID: projB, Question: "How to feed the capybara", Answer: "capybara feed --grass", SharedProjects: []string{projA}})
+	var refs []core.HitRef
+	for _, id := range []string{own, glob, shared, "qa-does-not-exist"} {
+		refs = append(refs, core.HitRef{QAID: id, Shown: true})
+	}
+	for _, id := range []string{shared, glob, own, "qa-does-not-exist"} {
+		refs = append(refs, core.HitRef{QAID: id, Shown: true, Used: true}, core.HitRef{QAID: id})
+	}
+	res, err := p.RecordHit(as(t, "agent-a"), core.HitRequest{ProjectID: projA, References: refs})
+	if err != nil || res.Updated != 6 || len(res.NotCovered) != 0 {
+		t.Fatalf("RecordHit = %+v, %v; want 6 references counted", res, err)
+	}
+	g, ok := core.As[core.Getter](p)
+	if !ok {
+		return
+	}
+	for id, owner := range map[string]string{own: projA, glob: core.GlobalProject, shared: projB} {
+		if r := get(t, g, owner, id); r.UsageCount != 2 || r.UseCount != 1 {
+			t.Errorf("%s QA referenced twice: usage_count/use_count = %d/%d, want 2/1", owner, r.UsageCount, r.UseCount)
+		}
 	}
 }
 

@@ -84,48 +84,101 @@ func (s *Store) locate(ctx context.Context, from, id string) (*stored, error) {
 // project from's book in the same round trip; the values are returned only
 // when the QA is from's own.
 func (s *Store) locateRep(ctx context.Context, from, id string, repFields []string) (*stored, []any, error) {
+	found, vals, err := s.locateMany(ctx, from, []string{id}, repFields)
+	if err != nil || found[0] == nil {
+		return nil, nil, err
+	}
+	if found[0].project != from {
+		vals = nil
+	}
+	return found[0], vals, nil
+}
+
+// locateMany is locate for each of ids (found[i] is the QA ids[i], nil
+// when not visible) in one round trip, with the reputation fields
+// repFields of from's book; the QAs other projects share with from take
+// one more.
+func (s *Store) locateMany(ctx context.Context, from string, ids, repFields []string) (found []*stored, vals []any, err error) {
 	pipe := s.rdb.Pipeline()
-	own := pipe.Get(ctx, s.k.qa(from, id))
+	own := make([]*redis.StringCmd, len(ids))
+	glob := make([]*redis.StringCmd, len(ids))
+	shin := make([]*redis.StringCmd, len(ids))
+	for i, id := range ids {
+		own[i] = pipe.Get(ctx, s.k.qa(from, id))
+		if from != core.GlobalProject {
+			glob[i] = pipe.Get(ctx, s.k.qa(core.GlobalProject, id))
+			shin[i] = pipe.HGet(ctx, s.k.sharedIn(from), id)
+		}
+	}
 	var repCmd *redis.SliceCmd
 	if len(repFields) > 0 {
 		repCmd = pipe.HMGet(ctx, s.k.rep(from), repFields...)
 	}
-	var glob *redis.StringCmd
-	var shin *redis.StringCmd
-	if from != core.GlobalProject {
-		glob = pipe.Get(ctx, s.k.qa(core.GlobalProject, id))
-		shin = pipe.HGet(ctx, s.k.sharedIn(from), id)
-	}
 	if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, nil, err
 	}
-	if v, err := own.Result(); err == nil {
-		st, err := decodeStored(from, id, v)
-		var vals []any
-		if repCmd != nil && err == nil {
-			vals, err = repCmd.Result()
+	if repCmd != nil {
+		if vals, err = repCmd.Result(); err != nil {
+			return nil, nil, err
 		}
-		return st, vals, err
 	}
-	if glob == nil {
-		return nil, nil, nil
+	found = make([]*stored, len(ids))
+	// The QAs shared with from: read from their owners, kept while they
+	// still name from.
+	type sharedRead struct {
+		i     int
+		owner string
+		get   *redis.StringCmd
 	}
-	if v, err := glob.Result(); err == nil {
-		st, err := decodeStored(core.GlobalProject, id, v)
-		return st, nil, err
+	var shared []sharedRead
+	var sharedPipe redis.Pipeliner
+	for i, id := range ids {
+		if v, err := own[i].Result(); err == nil {
+			if found[i], err = decodeStored(from, id, v); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		if glob[i] == nil {
+			continue
+		}
+		if v, err := glob[i].Result(); err == nil {
+			if found[i], err = decodeStored(core.GlobalProject, id, v); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		owner, err := shin[i].Result()
+		if err != nil || owner == "" || owner == from {
+			continue
+		}
+		if sharedPipe == nil {
+			sharedPipe = s.rdb.Pipeline()
+		}
+		shared = append(shared, sharedRead{i, owner, sharedPipe.Get(ctx, s.k.qa(owner, id))})
 	}
-	owner, err := shin.Result()
-	if err != nil || owner == "" || owner == from {
-		return nil, nil, nil
+	if len(shared) == 0 {
+		return found, vals, nil
 	}
-	st, err := s.readStored(ctx, owner, id)
-	if err != nil || st == nil {
+	if err := s.batch.exec(ctx, sharedPipe); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, nil, err
 	}
-	if !slices.Contains(st.Shared, from) {
-		return nil, nil, nil
+	for _, r := range shared {
+		v, err := r.get.Result()
+		if errors.Is(err, redis.Nil) {
+			continue
+		} else if err != nil {
+			return nil, nil, err
+		}
+		st, err := decodeStored(r.owner, ids[r.i], v)
+		if err != nil {
+			return nil, nil, err
+		}
+		if slices.Contains(st.Shared, from) {
+			found[r.i] = st
+		}
 	}
-	return st, nil, nil
+	return found, vals, nil
 }
 
 // repFields lists the reputation fields the states (their sources and
