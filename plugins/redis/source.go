@@ -35,6 +35,9 @@ type source struct {
 	hv map[string]string
 	// terms are the query's distinct terms (the scorer's SearchTerms).
 	terms []string
+	// block is ScanPostings' buffer: a search reads a few lists, one after
+	// the other (a source serves one search, one call at a time).
+	block [scanBlock]retrieval.Posting
 }
 
 func (src *source) Stats(ctx context.Context) (retrieval.Stats, error) {
