@@ -219,14 +219,7 @@ func (t *tokenizer) chunk(text string, i int) int {
 		return end
 	}
 	tok := text[s:e]
-	joined := false
-	for k := 0; k < len(tok); k++ {
-		if isJoinByte(tok[k]) {
-			joined = true
-			break
-		}
-	}
-	if !joined {
+	if !isCompound(tok) {
 		t.word1(tok)
 		return end
 	}
@@ -250,11 +243,8 @@ func (t *tokenizer) chunk(text string, i int) int {
 
 // segment emits a path segment: whole when it is a compound, then its parts.
 func (t *tokenizer) segment(seg string) {
-	for k := 0; k < len(seg); k++ {
-		if isJoinByte(seg[k]) {
-			t.emitLower(seg)
-			break
-		}
+	if isCompound(seg) {
+		t.emitLower(seg)
 	}
 	t.parts(seg)
 }
@@ -291,6 +281,18 @@ func (t *tokenizer) emitLower(s string) {
 	} else {
 		t.arena = t.arena[:mark]
 	}
+}
+
+// isCompound reports whether term is the whole of a compound joined by
+// punctuation: only those terms hold a joiner (a word never does, and
+// leading and trailing joiners are trimmed).
+func isCompound(term string) bool {
+	for k := 0; k < len(term); k++ {
+		if isJoinByte(term[k]) {
+			return true
+		}
+	}
+	return false
 }
 
 func isJoinByte(c byte) bool {

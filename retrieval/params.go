@@ -39,6 +39,14 @@ type Params struct {
 	// evidence of the characters they are made of, so they weigh less than
 	// independent words.
 	CJKBigramWeight float64
+	// CompoundWeight multiplies the idf of a compound's whole term, one
+	// joined by '.', '/', '\\', ':', '-' or '_' ("import_module",
+	// "pkg.func", "top-up"; 0 means 1). The analyzer emits the whole and
+	// each of its parts, so a document holding the compound matches it
+	// three times over; the whole adds the evidence of the exact form, not
+	// that of another word. (A camelCase whole cannot be told from a word
+	// once lower-cased, and keeps its full weight.)
+	CompoundWeight float64
 	// CJKCoord is the strength of the coordination factor for queries with
 	// CJK text: a document's score is multiplied by min(1, 3c)^(CJKCoord·s),
 	// where c is the fraction of the query's idf mass it matches and s the
@@ -72,6 +80,7 @@ func DefaultParams() Params {
 		RescoreDepth:    100,
 		IDFExponent:     0.8,
 		CJKBigramWeight: 0.5,
+		CompoundWeight:  0.5,
 		CJKCoord:        1,
 		CJKCalibration:  0.45,
 	}

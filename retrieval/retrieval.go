@@ -13,7 +13,11 @@
 //	idf(t)    = ln(1 + (N − df + 0.5)/(df + 0.5))
 //	w(t)      = u(t) · idf(t)^p                       (p = IDFExponent;
 //	                                                    u = CJKBigramWeight for
-//	                                                    a CJK character pair, else 1)
+//	                                                    a CJK character pair,
+//	                                                    CompoundWeight for the
+//	                                                    whole of a compound such
+//	                                                    as "import_module",
+//	                                                    else 1)
 //	tf'(t,d)  = Σ_f w_f · tf_f(t,d) / (1 − b_f + b_f · len_f(d)/avglen_f)
 //	sat(t,d)  = tf' / (tf' + k1)                      ∈ [0,1)
 //	cov(d)    = Σ_{t ∈ q∩d} w(t) / Σ_{t ∈ q} w(t)
@@ -48,7 +52,11 @@
 // off-topic query's top hit for 10–13% and 3%.
 //
 // The idf exponent (0.8) flattens idf so that one rare word does not
-// outweigh several ordinary ones. For Chinese (and other CJK text, indexed
+// outweigh several ordinary ones. The whole of a compound weighs half: the
+// analyzer also emits its parts ("import_module" → import_module, import,
+// modul), so a document holding it matches three terms for one token, and
+// at full weight the whole's high idf (compounds are rare) would outrank
+// documents that share more of the query's words. For Chinese (and other CJK text, indexed
 // as characters and character pairs) pairs weigh half, since they repeat
 // the evidence of their characters and also span word boundaries, and the
 // coordination factor discounts documents that match less than a third of

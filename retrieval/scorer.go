@@ -41,6 +41,9 @@ func (p Params) termIDF(t string, n, df float64) (float64, bool) {
 	if p.IDFExponent > 0 && p.IDFExponent != 1 {
 		v = math.Pow(v, p.IDFExponent)
 	}
+	if p.CompoundWeight > 0 && isCompound(t) {
+		v *= p.CompoundWeight
+	}
 	r, size := utf8.DecodeRuneInString(t)
 	if !isCJK(r) {
 		return v, false

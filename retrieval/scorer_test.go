@@ -645,3 +645,36 @@ func TestSearchMinSameOnEveryRescorePath(t *testing.T) {
 		}
 	}
 }
+
+func TestCompoundWeight(t *testing.T) {
+	p := DefaultParams()
+	word, _ := p.termIDF("module", 100, 10)
+	for _, c := range []string{"import_module", "pkg.func", "usr/lib/x.so", "top-up", "c:\\temp"} {
+		if w, cjk := p.termIDF(c, 100, 10); w != word*p.CompoundWeight || cjk {
+			t.Errorf("%q: idf %v (CJK %v), want %v·%v", c, w, cjk, word, p.CompoundWeight)
+		}
+	}
+	for _, c := range []string{"parsehttpheader", "e0308", "0x1f", "oclock"} {
+		if w, _ := p.termIDF(c, 100, 10); w != word {
+			t.Errorf("%q: idf %v, want the full %v", c, w, word)
+		}
+	}
+}
+
+// A document sharing two of a query's words outranks one sharing only a
+// compound (whole and parts) of it: the whole repeats its parts' evidence.
+func TestCompoundWholeDoesNotOutweighWords(t *testing.T) {
+	qas := append(filler(),
+		[2]string{"exceptions from import_module in the web server", "stack trace"},
+		[2]string{"horizon dashboard shows apache exceptions", "stack trace"},
+	)
+	for i := range 6 {
+		qas = append(qas, [2]string{fmt.Sprintf("python import of module number %d", i), "sys.path"})
+		qas = append(qas, [2]string{fmt.Sprintf("apache virtual host number %d", i), "config"})
+	}
+	idx := newIndex(t, qas...)
+	hits := search(t, NewScorer(NewAnalyzer(), DefaultParams()), idx, "Horizon: Apache exceptions at import_module", 2)
+	if len(hits) == 0 || hits[0].Doc != 22 {
+		t.Errorf("hits %v: want doc 22 (horizon, apache, exceptions) first", docs(hits))
+	}
+}
