@@ -334,7 +334,12 @@ func jsonText(b []byte) string {
 	return out.String()
 }
 
-var jsonStringRE = regexp.MustCompile(`"(?:[^"\\\n]|\\.)*"`)
+// jsonStringRE matches what may be a JSON string: quotes around
+// characters other than a quote, a backslash or a control character (which
+// JSON escapes), or escapes. A quote in binary data (a store file's page
+// headers) ends its match at the next control character, never scanning
+// the megabytes of zeros after it.
+var jsonStringRE = regexp.MustCompile(`"(?:[^"\\\x00-\x1f]|\\.)*"`)
 
 // TestAttackStoreFileCheckSeesCompressedRecords proves storeFileText can
 // fail: a secret written past redaction into a record the store compresses
