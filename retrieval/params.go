@@ -34,6 +34,15 @@ type Params struct {
 	// less against several ordinary ones: short queries paraphrase, and
 	// their rarest word is not always their topic.
 	IDFExponent float64
+	// CJKWeight multiplies the idf of every CJK term, character or pair (0
+	// means 1). A Chinese word of two characters becomes two characters and
+	// their pairs (three terms' weight at CJKBigramWeight 0.5) where an
+	// English word is one term, so in a query that mixes the two, the
+	// English words (often the names that matter: "goroutine", "Redis")
+	// would weigh a third of a Chinese word each; 1/3 weighs them alike. A
+	// query in one script ranks and scores the same whatever the value:
+	// all its weights scale together.
+	CJKWeight float64
 	// CJKBigramWeight multiplies the idf of CJK character-pair terms (0
 	// means 1). Pairs also match across word boundaries and repeat the
 	// evidence of the characters they are made of, so they weigh less than
@@ -50,16 +59,16 @@ type Params struct {
 	// CJKCoord is the strength of the coordination factor for queries with
 	// CJK text: a document's score is multiplied by min(1, 3c)^(CJKCoord·s),
 	// where c is the fraction of the query's idf mass it matches and s the
-	// share of that mass held by CJK terms (0 for English-only queries,
-	// which are unaffected). Single characters carry little meaning on their
+	// share of that mass held by CJK terms, counted as if CJKWeight were 1
+	// (0 for English-only queries, which are unaffected). Single characters carry little meaning on their
 	// own, so a document matching a few strongly weighted characters of a
 	// Chinese query is weaker evidence than its BM25 score says; one that
 	// covers a third of the query is not penalised. 0 disables.
 	CJKCoord float64
 	// CJKCalibration bends the Relevance of queries with CJK text so that a
 	// min_score threshold means the same as for English:
-	// Relevance = (Score/Σw)^(1 − CJKCalibration·s), s the CJK share of the
-	// query's idf mass (English-only queries are unaffected). The map is
+	// Relevance = (Score/Σw)^(1 − CJKCalibration·s), s as for CJKCoord
+	// (English-only queries are unaffected). The map is
 	// increasing, so it never changes the ranking within a query. A Chinese
 	// paraphrase shares far fewer of the query's terms (characters and,
 	// above all, character pairs) than an English one shares words, so its
@@ -79,6 +88,7 @@ func DefaultParams() Params {
 		PostingBudget:   4096,
 		RescoreDepth:    100,
 		IDFExponent:     0.8,
+		CJKWeight:       1.0 / 3,
 		CJKBigramWeight: 0.5,
 		CompoundWeight:  0.5,
 		CJKCoord:        1,
@@ -105,12 +115,29 @@ type TermFreqReader interface {
 	TermFreqs(ctx context.Context, docs []uint64, terms []string, fn func(doc uint64, tfs []TF, lens [NumFields]uint32)) error
 }
 
+// cjkShare is s, the CJK share of a query whose terms weigh norm in all,
+// cjk of it in CJK terms: the share of its weight in CJK terms as if
+// CJKWeight were 1. Coordination and calibration make up for how few of a
+// query's characters and pairs a Chinese paraphrase shares, which depends
+// on how many such terms the query has, not on how they weigh against its
+// English words. A query in one script has s exactly 0 or 1.
+func (p Params) cjkShare(norm, cjk float64) float64 {
+	if cjk <= 0 {
+		return 0
+	}
+	c := cjk
+	if p.CJKWeight > 0 {
+		c /= p.CJKWeight
+	}
+	return c / (c + (norm - cjk))
+}
+
 // calibration returns the map of a query whose terms weigh norm in all,
-// cjk of it in CJK terms.
-func (p Params) calibration(norm, cjk float64) calib {
+// with CJK share s.
+func (p Params) calibration(norm, s float64) calib {
 	c := calib{norm: norm, exp: 1}
 	if e := min(max(p.CJKCalibration, 0), 0.9); e > 0 && norm > 0 {
-		c.exp = 1 - e*cjk/norm
+		c.exp = 1 - e*s
 	}
 	return c
 }

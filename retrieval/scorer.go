@@ -48,6 +48,9 @@ func (p Params) termIDF(t string, n, df float64) (float64, bool) {
 	if !isCJK(r) {
 		return v, false
 	}
+	if p.CJKWeight > 0 {
+		v *= p.CJKWeight
+	}
 	if len(t) > size && p.CJKBigramWeight > 0 {
 		v *= p.CJKBigramWeight
 	}
@@ -137,7 +140,8 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 	// Rarest first; the order also fixes the summation order of every
 	// document's score, so all code paths give bit-identical scores.
 	slices.SortFunc(qts, func(a, b queryTerm) int { return cmp.Or(cmp.Compare(a.df, b.df), cmp.Compare(a.term, b.term)) })
-	rc := s.p.calibration(norm, cjk)
+	share := s.p.cjkShare(norm, cjk)
+	rc := s.p.calibration(norm, share)
 
 	// floor is the least score (raw or coordinated: coordination only
 	// lowers it) of a document that can pass minRelevance, less a margin
@@ -170,8 +174,8 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 	// Coordination: the exponent applied to the matched fraction of the
 	// query's idf mass (zero: off).
 	var coord float64
-	if s.p.CJKCoord > 0 && cjk > 0 {
-		coord = s.p.CJKCoord * cjk / norm
+	if s.p.CJKCoord > 0 && share > 0 {
+		coord = s.p.CJKCoord * share
 	}
 	acc := s.getAccum(int(min(cum, st.Docs)), coord > 0)
 	defer s.putAccum(acc)

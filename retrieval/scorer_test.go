@@ -405,8 +405,8 @@ func TestCJKBigramWeight(t *testing.T) {
 	if !cjk1 || !cjk2 || cjk3 {
 		t.Fatalf("CJK flags: %v %v %v", cjk1, cjk2, cjk3)
 	}
-	if bi != uni*p.CJKBigramWeight || en != uni {
-		t.Errorf("idf at equal df: unigram %v, bigram %v (weight %v), English %v", uni, bi, p.CJKBigramWeight, en)
+	if bi != uni*p.CJKBigramWeight || uni != en*p.CJKWeight {
+		t.Errorf("idf at equal df: unigram %v, bigram %v (weight %v), English %v (CJK weight %v)", uni, bi, p.CJKBigramWeight, en, p.CJKWeight)
 	}
 }
 
@@ -676,5 +676,53 @@ func TestCompoundWholeDoesNotOutweighWords(t *testing.T) {
 	hits := search(t, NewScorer(NewAnalyzer(), DefaultParams()), idx, "Horizon: Apache exceptions at import_module", 2)
 	if len(hits) == 0 || hits[0].Doc != 22 {
 		t.Errorf("hits %v: want doc 22 (horizon, apache, exceptions) first", docs(hits))
+	}
+}
+
+// In a query mixing English and Chinese, an English word weighs as much as
+// a two-character Chinese word, not as one character: of two documents as
+// long and as rare, the one naming the query's goroutine outranks the one
+// sharing its 好像 ("seems"), which matches three terms (好, 像, 好像).
+func TestCJKWeightMixedQuery(t *testing.T) {
+	idx := newIndex(t, append(filler(),
+		[2]string{"好像", "不确定"},
+		[2]string{"goroutine stack trace", "pprof"},
+	)...)
+	hits := search(t, NewScorer(NewAnalyzer(), DefaultParams()), idx, "goroutine 好像泄露了", 2)
+	if !slices.Equal(docs(hits), []uint64{22, 21}) {
+		t.Errorf("hits %v: want the goroutine document (22) before the 好像 one (21)", docs(hits))
+	}
+}
+
+// A query in one script ranks and scores the same whatever CJKWeight:
+// its weights all scale together, and its CJK share stays 0 or 1.
+func TestCJKWeightOneScriptUnchanged(t *testing.T) {
+	idx := newIndex(t, append(filler(),
+		[2]string{"如何解决 Go 程序中的内存泄漏？", "使用 pprof 查看堆内存分配"},
+		[2]string{"Docker 容器启动后立即退出怎么办？", "先看 docker logs 的输出"},
+		[2]string{"内存不足导致进程被杀", "查看 dmesg 中的 OOM 记录"},
+		[2]string{"memory leak in a Go program", "look at the heap profile"},
+	)...)
+	p1 := DefaultParams()
+	p1.CJKWeight = 1
+	a := NewAnalyzer()
+	for _, q := range []string{"内存泄漏怎么排查", "容器退出", "memory leak heap"} {
+		want := search(t, NewScorer(a, p1), idx, q, 0)
+		got := search(t, NewScorer(a, DefaultParams()), idx, q, 0)
+		if len(got) == 0 || !slices.Equal(docs(got), docs(want)) {
+			t.Fatalf("%q: hits %v, with CJKWeight 1 %v", q, docs(got), docs(want))
+		}
+		for i := range got {
+			if math.Abs(got[i].Relevance-want[i].Relevance) > 1e-12 {
+				t.Errorf("%q: doc %d relevance %v, with CJKWeight 1 %v", q, got[i].Doc, got[i].Relevance, want[i].Relevance)
+			}
+		}
+	}
+	p := DefaultParams()
+	if s := p.cjkShare(3, 3); s != 1 {
+		t.Errorf("share of an all-CJK query: %v", s)
+	}
+	if s := p.cjkShare(2, 1); math.Abs(s-0.75) > 1e-12 {
+		t.Errorf("share of a query with 1 of its 2 weight in CJK terms at CJKWeight 1/3: %v, want 3/(3+1)", s)
 	}
 }

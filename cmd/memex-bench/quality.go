@@ -28,6 +28,7 @@ func paramFlags(fs *flag.FlagSet) *retrieval.Params {
 	fs.Int64Var(&p.PostingBudget, "budget", p.PostingBudget, "posting budget (0: exact)")
 	fs.IntVar(&p.RescoreDepth, "depth", p.RescoreDepth, "candidates rescored with deferred terms")
 	fs.Float64Var(&p.IDFExponent, "idfexp", p.IDFExponent, "exponent applied to every idf (0: 1)")
+	fs.Float64Var(&p.CJKWeight, "cjkweight", p.CJKWeight, "idf weight of every CJK term (0: 1)")
 	fs.Float64Var(&p.CJKBigramWeight, "cjkbigram", p.CJKBigramWeight, "idf weight of CJK character pairs (0: 1)")
 	fs.Float64Var(&p.CompoundWeight, "compound", p.CompoundWeight, "idf weight of a compound's whole term (0: 1)")
 	fs.Float64Var(&p.CJKCoord, "cjkcoord", p.CJKCoord, "coordination strength for queries with CJK text (0: off)")
