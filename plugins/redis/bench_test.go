@@ -112,3 +112,34 @@ func BenchmarkReindex(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCandidateEvents measures candidates as the service sends them,
+// each with its event id: new QAs, duplicates that fold into a QA with
+// their evidence, and a repeated event (the stored result answers).
+func BenchmarkCandidateEvents(b *testing.B) {
+	for _, kind := range []string{"new", "duplicate", "repeated"} {
+		b.Run(kind, func(b *testing.B) {
+			s := newShared(b)
+			ctx := core.WithPrincipal(b.Context(), core.Principal{ID: "bench"})
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				i++
+				req := core.CandidateRequest{ProjectID: "bench", EventID: fmt.Sprintf("ev-%d", i),
+					Question: fmt.Sprintf("%s %s question %d", coretest.Word(i), coretest.Word(i*7+1), i),
+					Answer:   fmt.Sprintf("%s answer %d", coretest.Word(i*3+5), i)}
+				switch kind {
+				case "duplicate":
+					req.Question, req.Answer = "how to fold a benchmark candidate", "fold it"
+					req.Evidence = &core.Evidence{Result: "pass", Strength: "weak"}
+					req.RunID = fmt.Sprintf("run-%d", i%50)
+				case "repeated":
+					req.EventID, req.Question, req.Answer = "ev-repeated", "how to repeat a benchmark candidate", "repeat it"
+				}
+				if _, err := s.RecordCandidate(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
