@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/trust/ledger"
 )
@@ -22,17 +24,7 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 	now := s.now()
 	p := req.ProjectID
 	_, creator := ledger.Source(ctx, req.RunID)
-	eid := eventID(req.EventID)
-	evKey := s.k.event(p, "c", p, eid)
-	var out core.CandidateResult
-	if req.EventID != "" {
-		if v, err := s.rdb.Get(ctx, evKey).Result(); err == nil {
-			if err := json.Unmarshal([]byte(v), &out); err != nil {
-				return core.CandidateResult{}, fmt.Errorf("redis: %s: stored event result is corrupt", op)
-			}
-			return out, nil
-		}
-	}
+	evKey := s.k.event(p, "c", p, eventID(req.EventID))
 	if err := s.ensureProject(ctx, p); err != nil {
 		return core.CandidateResult{}, err
 	}
@@ -47,10 +39,21 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 	if voted {
 		extra = []string{v.Source}
 	}
+	var out core.CandidateResult
+	// A candidate with its event id reads the event key with its first
+	// look-up: a repeated event answers its stored result at once.
+	firstEvent := ""
+	if req.EventID != "" {
+		firstEvent = evKey
+	}
 	var doc uint64
 	registered, claimed, fresh := false, false, false
 	err := s.retry(ctx, op, func() (bool, error) {
-		dup, err := s.findDuplicate(ctx, req, hash)
+		dup, err := s.findDuplicate(ctx, req, hash, firstEvent, &out)
+		firstEvent = "" // a later attempt's commit answers a repeated event
+		if errors.Is(err, errRepeated) {
+			return true, nil
+		}
 		if err != nil {
 			return false, err
 		}
@@ -141,17 +144,54 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 	return out, nil
 }
 
+// errRepeated: the candidate's event was applied before; its stored
+// result answers it.
+var errRepeated = errors.New("repeated event")
+
 // findDuplicate returns the QA that req duplicates (ledger.Duplicate): the
 // one its content hash indexes, else one of the lexical matches of the
 // question. A candidate that names its qa_id duplicates only the QA of
-// that id (ledger.ExistingID), so no search is needed.
-func (s *Store) findDuplicate(ctx context.Context, req core.CandidateRequest, hash string) (*stored, error) {
+// that id (ledger.ExistingID), so no search is needed. With evKey, the
+// first look-up reads that event key in the same round trip: when it
+// holds a result, out gets it and the answer is errRepeated.
+func (s *Store) findDuplicate(ctx context.Context, req core.CandidateRequest, hash, evKey string, out *core.CandidateResult) (*stored, error) {
 	p := req.ProjectID
+	// first runs the look-up cmd queued on pipe, with the event key.
+	first := func(pipe redis.Pipeliner, cmd *redis.StringCmd) (string, error) {
+		var ev *redis.StringCmd
+		if evKey != "" {
+			ev = pipe.Get(ctx, evKey)
+		}
+		if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
+			return "", err
+		}
+		if ev != nil {
+			if v, err := ev.Result(); err == nil {
+				if err := json.Unmarshal([]byte(v), out); err != nil {
+					return "", fmt.Errorf("stored event result is corrupt: %w", err)
+				}
+				return "", errRepeated
+			}
+		}
+		return cmd.Result()
+	}
 	return ledger.FindDuplicate(req, hash, func(st *stored) core.Record { return st.record(true) },
-		func(id string) (*stored, error) { return s.readStored(ctx, p, id) },
+		func(id string) (*stored, error) {
+			pipe := s.rdb.Pipeline()
+			v, err := first(pipe, pipe.Get(ctx, s.k.qa(p, id)))
+			if errors.Is(err, redis.Nil) {
+				return nil, nil
+			} else if err != nil {
+				return nil, err
+			}
+			return decodeStored(p, id, v)
+		},
 		func() (*stored, error) {
-			id, err := s.rdb.HGet(ctx, s.k.hashes(p, hashField(hash)), hashField(hash)).Result()
-			if err != nil {
+			pipe := s.rdb.Pipeline()
+			id, err := first(pipe, pipe.HGet(ctx, s.k.hashes(p, hashField(hash)), hashField(hash)))
+			if errors.Is(err, errRepeated) {
+				return nil, err
+			} else if err != nil {
 				return nil, nil // no QA with this hash (or the look-up failed: the search below decides)
 			}
 			return s.readStored(ctx, p, id)
