@@ -49,7 +49,9 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 	var doc uint64
 	registered, claimed, fresh := false, false, false
 	err := s.retry(ctx, op, func() (bool, error) {
-		dup, err := s.findDuplicate(ctx, req, hash, firstEvent, &out)
+		dups := &dupWrite{s: s, ctx: ctx, p: p, extra: extra, evKey: evKey}
+		defer dups.release()
+		dup, err := s.findDuplicate(ctx, req, hash, firstEvent, &out, dups)
 		firstEvent = "" // a later attempt's commit answers a repeated event
 		if errors.Is(err, errRepeated) {
 			return true, nil
@@ -58,15 +60,9 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 			return false, err
 		}
 		if dup != nil {
-			unlock, err := s.lockMany(ctx, p, []string{dup.ID})
-			if err != nil {
-				return false, err
-			}
-			defer unlock()
-			// Re-read under the lock so the version is current.
-			w, err := s.load(ctx, p, []string{dup.ID}, extra, evKey)
+			w, err := dups.of(dup)
 			if err != nil || w.recs[0] == nil {
-				return false, err
+				return false, err // gone since it was found: find again
 			}
 			dup = w.recs[0]
 			if voted {
@@ -144,6 +140,52 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 	return out, nil
 }
 
+// dupWrite is the write that folds a candidate into the QA it duplicates:
+// that QA read under its lock, so at its current version.
+type dupWrite struct {
+	s      *Store
+	ctx    context.Context
+	p      string
+	extra  []string
+	evKey  string
+	w      *write
+	unlock func()
+}
+
+// read locks the QA id and reads it as the write; nil when absent.
+func (d *dupWrite) read(id string) (*stored, error) {
+	d.release()
+	unlock, err := d.s.lockMany(d.ctx, d.p, []string{id})
+	if err != nil {
+		return nil, err
+	}
+	w, err := d.s.load(d.ctx, d.p, []string{id}, d.extra, d.evKey)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	d.w, d.unlock = w, unlock
+	return w.recs[0], nil
+}
+
+// of returns the write of dup: the one read already when dup is its QA.
+func (d *dupWrite) of(dup *stored) (*write, error) {
+	if d.w == nil || d.w.recs[0] != dup {
+		if _, err := d.read(dup.ID); err != nil {
+			return nil, err
+		}
+	}
+	return d.w, nil
+}
+
+// release unlocks the QA read, if any.
+func (d *dupWrite) release() {
+	if d.unlock != nil {
+		d.unlock()
+		d.w, d.unlock = nil, nil
+	}
+}
+
 // errRepeated: the candidate's event was applied before; its stored
 // result answers it.
 var errRepeated = errors.New("repeated event")
@@ -153,8 +195,10 @@ var errRepeated = errors.New("repeated event")
 // question. A candidate that names its qa_id duplicates only the QA of
 // that id (ledger.ExistingID), so no search is needed. With evKey, the
 // first look-up reads that event key in the same round trip: when it
-// holds a result, out gets it and the answer is errRepeated.
-func (s *Store) findDuplicate(ctx context.Context, req core.CandidateRequest, hash, evKey string, out *core.CandidateResult) (*stored, error) {
+// holds a result, out gets it and the answer is errRepeated. The QA the
+// content hash indexes is read by dups, under its lock, as the write that
+// folds into it; the search unlocks it first.
+func (s *Store) findDuplicate(ctx context.Context, req core.CandidateRequest, hash, evKey string, out *core.CandidateResult, dups *dupWrite) (*stored, error) {
 	p := req.ProjectID
 	// first runs the look-up cmd queued on pipe, with the event key.
 	first := func(pipe redis.Pipeliner, cmd *redis.StringCmd) (string, error) {
@@ -194,9 +238,10 @@ func (s *Store) findDuplicate(ctx context.Context, req core.CandidateRequest, ha
 			} else if err != nil {
 				return nil, nil // no QA with this hash (or the look-up failed: the search below decides)
 			}
-			return s.readStored(ctx, p, id)
+			return dups.read(id)
 		},
 		func() ([]*stored, error) {
+			dups.release()
 			src, err := s.newSource(ctx, p, req.Question, true)
 			if err != nil {
 				return nil, err

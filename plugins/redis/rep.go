@@ -61,18 +61,6 @@ func fillRep(rep *reputation, fields []string, vals []any) {
 	}
 }
 
-// readStored reads one record of project; nil when absent.
-func (s *Store) readStored(ctx context.Context, project, id string) (*stored, error) {
-	v, err := s.rdb.Get(ctx, s.k.qa(project, id)).Result()
-	if errors.Is(err, redis.Nil) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return decodeStored(project, id, v)
-}
-
 // locate finds the QA id visible to project from: its own, the global
 // project's, or one shared with it. nil when not visible.
 func (s *Store) locate(ctx context.Context, from, id string) (*stored, error) {
