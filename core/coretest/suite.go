@@ -42,6 +42,7 @@ func Run(t *testing.T, newPlugin func(t *testing.T) core.MemoryPlugin) {
 		{"SearchProjectScoping", testSearchProjectScoping},
 		{"Hits", testHits},
 		{"HitsRepeated", testHitsRepeated},
+		{"SharingFollowsRecord", testSharingFollowsRecord},
 		{"ValidationCounters", testValidationCounters},
 		{"ValidationTrust", testValidationTrust},
 		{"ErrNotFound", testErrNotFound},
@@ -456,6 +457,52 @@ func testHitsRepeated(t *testing.T, newPlugin NewFunc) {
 	for id, owner := range map[string]string{own: projA, glob: core.GlobalProject, shared: projB} {
 		if r := get(t, g, owner, id); r.UsageCount != 2 || r.UseCount != 1 {
 			t.Errorf("%s QA referenced twice: usage_count/use_count = %d/%d, want 2/1", owner, r.UsageCount, r.UseCount)
+		}
+	}
+}
+
+// testSharingFollowsRecord: a QA is read from a project it is shared with
+// only while its record names that project. Deleted and created again
+// under its qa_id without the share, it is neither read, hit nor validated
+// from there (a store's index of shared QAs may still name it).
+func testSharingFollowsRecord(t *testing.T, newPlugin NewFunc) {
+	p := newPlugin(t)
+	d, ok := core.As[core.Deleter](p)
+	if !ok {
+		t.Skip("plugin does not implement core.Deleter")
+	}
+	q, a := "How to groom the shared alpaca", "alpaca groom --gently"
+	id := addQA(t, p, core.CandidateRequest{Question: q, Answer: a, SharedProjects: []string{projB}})
+	hit := func() int {
+		t.Helper()
+		res, err := p.RecordHit(as(t, "agent-b"), core.HitRequest{ProjectID: projB, References: []core.HitRef{{QAID: id, Shown: true}}})
+		if err != nil {
+			t.Fatalf("RecordHit: %v", err)
+		}
+		return res.Updated
+	}
+	if n := hit(); n != 1 {
+		t.Fatalf("hit from %s on a QA shared with it: updated %d, want 1", projB, n)
+	}
+	if err := d.Delete(t.Context(), projA, id); err != nil {
+		t.Fatalf("Delete: %v", err)
+	}
+	if again := addQA(t, p, core.CandidateRequest{QAID: id, Question: q, Answer: a}); again != id {
+		t.Fatalf("created again as %s, want %s", again, id)
+	}
+	if n := hit(); n != 0 {
+		t.Errorf("hit from %s on a QA no longer shared with it: updated %d, want 0", projB, n)
+	}
+	_, err := p.RecordValidation(as(t, "agent-b"), core.ValidateRequest{ProjectID: projB, QAID: id, Result: "pass"})
+	if !errors.Is(err, core.ErrNotFound) {
+		t.Errorf("validation from %s on a QA no longer shared with it: %v, want ErrNotFound", projB, err)
+	}
+	if g, ok := core.As[core.Getter](p); ok {
+		if _, err := g.Get(t.Context(), projB, id); !errors.Is(err, core.ErrNotFound) {
+			t.Errorf("Get from %s of a QA no longer shared with it: %v, want ErrNotFound", projB, err)
+		}
+		if r := get(t, g, projA, id); r.UsageCount != 0 {
+			t.Errorf("usage_count of the QA created again = %d, want 0", r.UsageCount)
 		}
 	}
 }
