@@ -42,17 +42,16 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 	var out core.CandidateResult
 	// A candidate with its event id reads the event key with its first
 	// look-up: a repeated event answers its stored result at once.
-	firstEvent := ""
+	lookupEvent := ""
 	if req.EventID != "" {
-		firstEvent = evKey
+		lookupEvent = evKey
 	}
 	var doc uint64
 	registered, claimed, fresh := false, false, false
 	err := s.retry(ctx, op, func() (bool, error) {
 		dups := &dupWrite{s: s, ctx: ctx, p: p, extra: extra, evKey: evKey}
 		defer dups.release()
-		dup, err := s.findDuplicate(ctx, req, hash, firstEvent, &out, dups)
-		firstEvent = "" // a later attempt's commit answers a repeated event
+		dup, err := s.findDuplicate(ctx, req, hash, lookupEvent, &out, dups)
 		if errors.Is(err, errRepeated) {
 			return true, nil
 		}
