@@ -154,7 +154,7 @@ type dupWrite struct {
 // read locks the QA id and reads it as the write; nil when absent.
 func (d *dupWrite) read(id string) (*stored, error) {
 	d.release()
-	unlock, err := d.s.lockMany(d.ctx, d.p, []string{id})
+	unlock, err := d.s.lockMany(d.ctx, []string{id})
 	if err != nil {
 		return nil, err
 	}

@@ -316,17 +316,17 @@ func (w *write) put(st *stored, ch ledger.Change, now time.Time) error {
 // goes on as updateWith.
 func update[T any](s *Store, ctx context.Context, op, p string, ids, extra []string, evKey string, out *T,
 	apply func(w *write) (*T, error)) error {
-	return updateWith(s, ctx, op, p, ids, out, func() (*write, error) { return s.load(ctx, p, ids, extra, evKey) }, apply)
+	return updateWith(s, ctx, op, ids, out, func() (*write, error) { return s.load(ctx, p, ids, extra, evKey) }, apply)
 }
 
-// updateWith runs an event under the locks of the QAs ids of project p:
+// updateWith runs an event under the locks of the QAs ids (lockMany):
 // load reads the write (its records at their versions), apply queues the
 // write on w.b and names its result, and the batch commits, the whole
 // retried on a conflict. out gets the result, or the stored result of a
 // repeated event. A nil result commits nothing: the event is done.
-func updateWith[T any](s *Store, ctx context.Context, op, p string, ids []string, out *T,
+func updateWith[T any](s *Store, ctx context.Context, op string, ids []string, out *T,
 	load func() (*write, error), apply func(w *write) (*T, error)) error {
-	unlock, err := s.lockMany(ctx, p, ids)
+	unlock, err := s.lockMany(ctx, ids)
 	if err != nil {
 		return err
 	}

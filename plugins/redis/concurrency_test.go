@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -280,5 +281,60 @@ func concurrentHitsExact(t *testing.T, perW int) {
 	}
 	if hook.injected.Load() == 0 {
 		t.Errorf("no stall injected")
+	}
+}
+
+// conflictCounter is a slog.Handler that counts the store's retries after
+// a version conflict.
+type conflictCounter struct{ n atomic.Int64 }
+
+func (c *conflictCounter) Enabled(context.Context, slog.Level) bool { return true }
+
+func (c *conflictCounter) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == "redis: write conflict, retrying" {
+		c.n.Add(1)
+	}
+	return nil
+}
+
+func (c *conflictCounter) WithAttrs([]slog.Attr) slog.Handler { return c }
+func (c *conflictCounter) WithGroup(string) slog.Handler      { return c }
+
+// TestWritersOfOneQASerialised: the writers of one QA in one process wait
+// for each other on its lock whatever project they write from — here a
+// global QA validated from many projects at once — so their commits meet
+// no version conflict (conflicts come only from other processes), and
+// every validation counts.
+func TestWritersOfOneQASerialised(t *testing.T) {
+	conflicts := &conflictCounter{}
+	s := openPrefix(t, redistest.URL(t), redistest.Prefix(t), WithLogger(slog.New(conflicts)))
+	g, err := s.RecordCandidate(core.WithPrincipal(t.Context(), core.Principal{ID: "creator"}),
+		core.CandidateRequest{ProjectID: core.GlobalProject, Question: "How to wake the global walrus", Answer: "walrus wake --gently"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers, perW = 16, 10
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx := core.WithPrincipal(t.Context(), core.Principal{ID: fmt.Sprintf("agent-%d", w)})
+			for i := range perW {
+				req := core.ValidateRequest{ProjectID: fmt.Sprintf("proj-%d", w), QAID: g.QAID, Result: "pass", EventID: fmt.Sprintf("v-%d-%d", w, i)}
+				if _, err := s.RecordValidation(ctx, req); err != nil {
+					t.Errorf("RecordValidation: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := conflicts.n.Load(); n != 0 {
+		t.Errorf("%d version conflicts between writers of one process", n)
+	}
+	r, err := s.Get(t.Context(), core.GlobalProject, g.QAID)
+	if err != nil || r.SuccessCount != workers*perW {
+		t.Errorf("success_count %d, %v; want %d", r.SuccessCount, err, workers*perW)
 	}
 }

@@ -42,7 +42,7 @@ func (s *Store) RecordHit(ctx context.Context, req core.HitRequest) (core.HitRes
 	var out core.HitResult
 	var others map[string][]string // owner → its QAs the request references
 	var order []string             // the owners of others, in reference order
-	err := updateWith(s, ctx, op, p, ids, &out.Updated, func() (*write, error) {
+	err := updateWith(s, ctx, op, ids, &out.Updated, func() (*write, error) {
 		out, others, order = core.HitResult{}, map[string][]string{}, nil
 		var ask []string
 		for _, id := range ids {

@@ -11,14 +11,15 @@ import (
 	"github.com/memex-dev/memex/trust/ledger"
 )
 
-// lockMany locks the stripes of ids of project in a fixed order and
-// returns the unlock function. Waiting stops when ctx is done.
-func (s *Store) lockMany(ctx context.Context, project string, ids []string) (func(), error) {
+// lockMany locks the stripes of the QAs ids in a fixed order and returns
+// the unlock function. Waiting stops when ctx is done. A stripe is the
+// qa_id's alone (qa_ids are unique across projects), so the writers of
+// one QA wait for each other whichever project writes: a validation from
+// a project the QA is shared with, or of a global QA, included.
+func (s *Store) lockMany(ctx context.Context, ids []string) (func(), error) {
 	var idx []int
 	for _, id := range ids {
 		h := fnv.New32a()
-		_, _ = h.Write([]byte(project))
-		_, _ = h.Write([]byte{0})
 		_, _ = h.Write([]byte(id))
 		i := int(h.Sum32() % lockStripes)
 		if !slices.Contains(idx, i) {

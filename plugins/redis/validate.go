@@ -54,7 +54,7 @@ func (s *Store) RecordValidationBefore(ctx context.Context, req core.ValidateReq
 	hintKey := req.ProjectID + "\x00" + req.QAID
 	var out core.Record
 	var st *stored // the QA as the write that answered read it
-	err = updateWith(s, ctx, op, req.ProjectID, []string{req.QAID}, &out, func() (*write, error) {
+	err = updateWith(s, ctx, op, []string{req.QAID}, &out, func() (*write, error) {
 		ask := append(slices.Clone(s.hints.get(hintKey)), "sa:"+v.Source, "sd:"+v.Source)
 		found, hinted, err := s.locateRep(ctx, req.ProjectID, req.QAID, ask)
 		if err != nil {
