@@ -60,6 +60,11 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 			if err != nil {
 				return err
 			}
+			if st == nil {
+				// Only a damaged file has a rank entry whose qa_id leads
+				// to no record: say so instead of answering without it.
+				return fmt.Errorf("index entry of %s names no record: the store file is damaged", m.QAID)
+			}
 			s.ledger.Refresh(&st.Entry, rep, now)
 			ms[i] = core.MatchFromRecord(st.Rec, m.Relevance)
 			ms[i].Score, ms[i].Explain = m.Score, m.Explain

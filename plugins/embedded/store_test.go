@@ -243,3 +243,43 @@ func addTestQA(tb testing.TB, s *Store, project, q, a string) string {
 	}
 	return res.QAID
 }
+
+// A rank entry whose qa_id leads to no record (a damaged file) fails the
+// search with an error that says so, instead of a crash.
+func TestSearchDamagedIDsEntry(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "m.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.RecordCandidate(ctx, core.CandidateRequest{ProjectID: "p",
+		Question: "how do I rotate the gizmo logs", Answer: "run gizmo rotate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := core.SearchRequest{ProjectID: "p", Query: "rotate gizmo logs", MinScore: 0}
+	if ms, err := s.Search(ctx, req); err != nil || len(ms) != 1 {
+		t.Fatalf("before the damage: %d matches, %v", len(ms), err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bIDs).Delete([]byte(res.QAID)) }); err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Close()
+	s, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.Search(ctx, req)
+	if err == nil || !strings.Contains(err.Error(), "damaged") {
+		t.Fatalf("search of a damaged file: %v, want an error naming the damage", err)
+	}
+}
