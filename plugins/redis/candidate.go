@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/trust"
 	"github.com/memex-dev/memex/trust/ledger"
 )
 
@@ -46,8 +48,7 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 	if req.EventID != "" {
 		lookupEvent = evKey
 	}
-	var doc uint64
-	registered, claimed, fresh := false, false, false
+	n := &newQA{p: p, id: id, named: req.QAID != "", shared: shared}
 	err := s.retry(ctx, op, func() (bool, error) {
 		dups := &dupWrite{s: s, ctx: ctx, p: p, extra: extra, evKey: evKey}
 		defer dups.release()
@@ -80,27 +81,13 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 			res := core.CandidateResult{QAID: dup.ID, Status: dup.State.Status, DeduplicatedInto: dup.ID}
 			return commitResult(s, ctx, w.b, res, &out)
 		}
-		if doc == 0 {
-			if doc, err = s.nextDocs(ctx, p, 1); err != nil {
-				return false, err
-			}
-		}
-		if !claimed {
-			f, _, err := s.claimIDs(ctx, p, []string{id}, now)
-			if err != nil {
-				return false, err
-			}
-			claimed, fresh = true, f[0]
-		}
-		if !registered {
-			if err := s.registerShared(ctx, p, id, shared); err != nil {
-				return false, err
-			}
-			registered = true
-		}
 		e := s.ledger.NewCandidate(req, id, creator, now)
-		st := toStored(e.Rec, e.State, doc)
-		w := &write{s: s, ctx: ctx, p: p, b: newBatch(evKey), recs: []*stored{st}, extra: extra}
+		w := &write{s: s, ctx: ctx, p: p, b: newBatch(evKey), extra: extra}
+		if err := n.reserve(ctx, s, w, e.State, now); err != nil {
+			return false, err
+		}
+		st := toStored(e.Rec, e.State, n.doc)
+		w.recs = []*stored{st}
 		rep, err := w.reputation()
 		if err != nil {
 			return false, err
@@ -130,13 +117,95 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 		}
 		return done, err
 	})
-	if fresh && req.QAID == "" && (err != nil || out.QAID != id) {
+	if n.fresh && req.QAID == "" && (err != nil || out.QAID != id) {
 		s.releaseID(ctx, id, claimValue(p, now)) // a generated id no QA holds
 	}
 	if err != nil {
 		return core.CandidateResult{}, err
 	}
 	return out, nil
+}
+
+// newQA is what a new candidate reserves before its commit, once across
+// the commit's attempts: its document id (doc, nextDocs), the claim on its
+// qa_id (claimIDs; fresh: the claim is new) and its registration in the
+// projects it is shared into (registerShared).
+type newQA struct {
+	p, id  string
+	named  bool // the candidate names its qa_id
+	shared []string
+	doc    uint64
+
+	claimed, fresh, registered bool
+}
+
+// reserve makes, in one round trip, the reservations n still lacks and
+// reads the reputation entries the write w of a QA in state st needs
+// (w.ask, w.vals). A named qa_id is registered in the projects it is
+// shared into only once its claim holds (one more round trip): until then
+// that qa_id may be another project's, registered there by it.
+func (n *newQA) reserve(ctx context.Context, s *Store, w *write, st *trust.State, now time.Time) error {
+	if !n.claimed {
+		if err := s.buildIDIndex(ctx); err != nil {
+			return err
+		}
+	}
+	pipe := s.rdb.Pipeline()
+	var seq *redis.IntCmd
+	if n.doc == 0 {
+		seq = pipe.HIncrBy(ctx, s.k.stats(n.p), "seq", 1)
+	}
+	mine := claimValue(n.p, now)
+	var claim *redis.Cmd
+	if !n.claimed {
+		claim = s.queueClaim(ctx, pipe, n.id, mine)
+	}
+	registering := !n.registered && !n.named
+	if registering {
+		s.queueShared(ctx, pipe, n.p, n.id, n.shared)
+	}
+	w.ask = repFields([]*trust.State{st}, w.extra...)
+	var rep *redis.SliceCmd
+	if len(w.ask) > 0 {
+		rep = pipe.HMGet(ctx, s.k.rep(n.p), w.ask...)
+	}
+	if len(pipe.Cmds()) == 0 {
+		return nil
+	}
+	_, err := pipe.Exec(ctx)
+	if claim != nil && claim.Err() == nil {
+		// Settled even when another command failed: a fresh claim of a
+		// generated id is released when the candidate is not stored.
+		if held, _ := claim.Text(); held == "" {
+			n.claimed, n.fresh = true, true
+		} else if err == nil {
+			fresh, _, err := s.settleClaims(ctx, n.p, []string{n.id}, []string{held}, mine, now)
+			if err != nil {
+				return err
+			}
+			n.claimed, n.fresh = true, fresh[0]
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if seq != nil {
+		if n.doc, err = s.docsUpTo(ctx, n.p, 1, seq.Val()); err != nil {
+			return err
+		}
+	}
+	if !n.registered {
+		if !registering {
+			if err := s.registerShared(ctx, n.p, n.id, n.shared); err != nil {
+				return err
+			}
+		}
+		n.registered = true
+	}
+	if rep != nil {
+		w.vals = rep.Val()
+	}
+	return nil
 }
 
 // dupWrite is the write that folds a candidate into the QA it duplicates:
@@ -151,14 +220,26 @@ type dupWrite struct {
 	unlock func()
 }
 
-// read locks the QA id and reads it as the write; nil when absent.
-func (d *dupWrite) read(id string) (*stored, error) {
+// read locks the QA id and reads it as the write; nil when absent. With
+// event, the read of the event key it queues goes in the same round trip
+// and repeated, given its command, may answer errRepeated instead.
+func (d *dupWrite) read(id string, event func(redis.Pipeliner) *redis.StringCmd, repeated func(*redis.StringCmd) error) (*stored, error) {
 	d.release()
 	unlock, err := d.s.lockMany(d.ctx, []string{id})
 	if err != nil {
 		return nil, err
 	}
-	w, err := d.s.load(d.ctx, d.p, []string{id}, d.extra, d.evKey)
+	var ev *redis.StringCmd
+	w, err := d.s.loadWith(d.ctx, d.p, []string{id}, d.extra, d.evKey, func(pipe redis.Pipeliner) {
+		if event != nil {
+			ev = event(pipe)
+		}
+	})
+	if repeated != nil {
+		if rerr := repeated(ev); rerr != nil {
+			err = rerr
+		}
+	}
 	if err != nil {
 		unlock()
 		return nil, err
@@ -170,7 +251,7 @@ func (d *dupWrite) read(id string) (*stored, error) {
 // of returns the write of dup: the one read already when dup is its QA.
 func (d *dupWrite) of(dup *stored) (*write, error) {
 	if d.w == nil || d.w.recs[0] != dup {
-		if _, err := d.read(dup.ID); err != nil {
+		if _, err := d.read(dup.ID, nil, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -199,45 +280,48 @@ var errRepeated = errors.New("repeated event")
 // folds into it; the search unlocks it first.
 func (s *Store) findDuplicate(ctx context.Context, req core.CandidateRequest, hash, evKey string, out *core.CandidateResult, dups *dupWrite) (*stored, error) {
 	p := req.ProjectID
-	// first runs the look-up cmd queued on pipe, with the event key.
-	first := func(pipe redis.Pipeliner, cmd *redis.StringCmd) (string, error) {
-		var ev *redis.StringCmd
-		if evKey != "" {
-			ev = pipe.Get(ctx, evKey)
+	// event queues the read of the event key on pipe; repeated answers
+	// errRepeated, with out set, when it holds a result.
+	event := func(pipe redis.Pipeliner) *redis.StringCmd {
+		if evKey == "" {
+			return nil
 		}
-		if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
-			return "", err
+		return pipe.Get(ctx, evKey)
+	}
+	repeated := func(ev *redis.StringCmd) error {
+		if ev == nil {
+			return nil
 		}
-		if ev != nil {
-			if v, err := ev.Result(); err == nil {
-				if err := json.Unmarshal([]byte(v), out); err != nil {
-					return "", fmt.Errorf("stored event result is corrupt: %w", err)
-				}
-				return "", errRepeated
-			}
+		v, err := ev.Result()
+		if err != nil {
+			return nil
 		}
-		return cmd.Result()
+		if err := json.Unmarshal([]byte(v), out); err != nil {
+			return fmt.Errorf("stored event result is corrupt: %w", err)
+		}
+		return errRepeated
 	}
 	return ledger.FindDuplicate(req, hash, func(st *stored) core.Record { return st.record(true) },
 		func(id string) (*stored, error) {
-			pipe := s.rdb.Pipeline()
-			v, err := first(pipe, pipe.Get(ctx, s.k.qa(p, id)))
-			if errors.Is(err, redis.Nil) {
-				return nil, nil
-			} else if err != nil {
-				return nil, err
-			}
-			return decodeStored(p, id, v)
+			// The QA of the candidate's own qa_id is read under its lock
+			// as the write that folds into it.
+			return dups.read(id, event, repeated)
 		},
 		func() (*stored, error) {
 			pipe := s.rdb.Pipeline()
-			id, err := first(pipe, pipe.HGet(ctx, s.k.hashes(p, hashField(hash)), hashField(hash)))
-			if errors.Is(err, errRepeated) {
-				return nil, err
-			} else if err != nil {
-				return nil, nil // no QA with this hash (or the look-up failed: the search below decides)
+			cmd := pipe.HGet(ctx, s.k.hashes(p, hashField(hash)), hashField(hash))
+			ev := event(pipe)
+			if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
+				return nil, nil // the look-up failed: the search below decides
 			}
-			return dups.read(id)
+			if err := repeated(ev); err != nil {
+				return nil, err
+			}
+			id, err := cmd.Result()
+			if err != nil {
+				return nil, nil // no QA with this hash
+			}
+			return dups.read(id, nil, nil)
 		},
 		func() ([]*stored, error) {
 			dups.release()

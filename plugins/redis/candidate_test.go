@@ -2,6 +2,8 @@ package redisstore
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -80,5 +82,119 @@ func TestCandidateRepeatedEvent(t *testing.T) {
 		if now, _ := client.HGet(ctx, s.k.stats(p), "seq").Result(); now != seq {
 			t.Errorf("repeated (QA deleted: %v) reserved a document id: seq %s → %s", deleted, seq, now)
 		}
+	}
+}
+
+// TestCandidateRoundTrips pins the round trips of a candidate's paths
+// (after the project's first QA and the process's first claim): a
+// regression that splits a pipeline or reads again fails here.
+func TestCandidateRoundTrips(t *testing.T) {
+	opt, err := redis.ParseURL(redistest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := redis.NewClient(opt)
+	t.Cleanup(func() { _ = client.Close() })
+	hook := &tripHook{}
+	client.AddHook(hook)
+	s := newOnClient(t, client)
+	ctx := context.WithValue(core.WithPrincipal(t.Context(), core.Principal{ID: "agent"}), tripKey{}, true)
+	const p = "trips"
+	warm := core.CandidateRequest{ProjectID: p, Question: "How to warm the tapir stable", Answer: "tapir warm --stable"}
+	if _, err := s.RecordCandidate(ctx, warm); err != nil {
+		t.Fatal(err)
+	}
+	pass := &core.Evidence{Result: "pass", Strength: "weak"}
+	for _, c := range []struct {
+		name string
+		req  core.CandidateRequest
+		want int64
+	}{
+		// The content hash's look-up with the event key; the search (one
+		// round trip: no QA shares a term); the reservations with the
+		// reputation entries (document id, qa_id claim, registration in
+		// the projects it is shared into); the commit.
+		{"new", core.CandidateRequest{ProjectID: p, Question: "How to feed the okapi herd", Answer: "okapi feed --herd", EventID: "ev-new"}, 4},
+		{"new with evidence", core.CandidateRequest{ProjectID: p, Question: "How to count the quokka colony", Answer: "quokka count --colony", EventID: "ev-new-ev", RunID: "run-1", Evidence: pass}, 4},
+		{"new shared", core.CandidateRequest{ProjectID: p, Question: "How to brush the llama coat", Answer: "llama brush --coat", SharedProjects: []string{"other"}}, 4},
+		// Its own qa_id's QA read under its lock with the event key and
+		// the reputation entries; the reservations (a shared one registers
+		// once its claim holds: one more); the commit.
+		{"named new", core.CandidateRequest{ProjectID: p, QAID: "qa_named_trips", Question: "How to weigh the capybara", Answer: "capybara weigh", EventID: "ev-named"}, 3},
+		{"named new shared", core.CandidateRequest{ProjectID: p, QAID: "qa_named_shared", Question: "How to wash the wombat", Answer: "wombat wash", SharedProjects: []string{"other"}}, 4},
+		// The same read finds the QA: the commit folds into it.
+		{"named again", core.CandidateRequest{ProjectID: p, QAID: "qa_named_trips", Question: "How to weigh the capybara", Answer: "capybara weigh", EventID: "ev-named-2", RunID: "run-2", Evidence: pass}, 2},
+		// The content hash's look-up, the QA read under its lock, the commit.
+		{"duplicate", core.CandidateRequest{ProjectID: p, Question: warm.Question, Answer: warm.Answer, EventID: "ev-dup", RunID: "run-3", Evidence: pass}, 3},
+	} {
+		before := hook.trips.Load() + s.batch.sent.Load()
+		if _, err := s.RecordCandidate(ctx, c.req); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		n := hook.trips.Load() + s.batch.sent.Load() - before
+		if n != c.want {
+			t.Errorf("%s: %d round trips, want %d", c.name, n, c.want)
+		}
+	}
+}
+
+// claimsOf returns the qa_ids the index holds claims of project p on.
+func claimsOf(t *testing.T, s *Store, p string) []string {
+	t.Helper()
+	ctx := t.Context()
+	var out []string
+	iter := s.rdb.Scan(ctx, 0, s.k.prefix+":ids:*", 1000).Iterator()
+	for iter.Next(ctx) {
+		if iter.Val() == s.k.idsBuilt() {
+			continue
+		}
+		m, err := s.rdb.HGetAll(ctx, iter.Val()).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for id, v := range m {
+			if owner, _ := parseClaim(v); owner == p {
+				out = append(out, id)
+			}
+		}
+	}
+	if err := iter.Err(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestCandidateClaims: the reservations a new candidate makes in one round
+// trip keep the qa_id index's rules. A generated id whose candidate is not
+// stored (the quota refused it in the commit) is released; a qa_id of
+// another project is refused without its registration in the projects it
+// was to be shared into replacing the owner's.
+func TestCandidateClaims(t *testing.T) {
+	s := newShared(t)
+	ctx := core.WithPrincipal(t.Context(), core.Principal{ID: "agent"})
+	first, err := s.RecordCandidate(ctx, core.CandidateRequest{ProjectID: "full", Question: "How to shear the alpaca", Answer: "alpaca shear", MaxQAs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.RecordCandidate(ctx, core.CandidateRequest{ProjectID: "full", Question: "How to comb the vicuna", Answer: "vicuna comb", MaxQAs: 1})
+	if qe := (*core.QuotaError)(nil); !errors.As(err, &qe) {
+		t.Fatalf("candidate past the quota: err = %v, want a QuotaError", err)
+	}
+	if got := claimsOf(t, s, "full"); !slices.Equal(got, []string{first.QAID}) {
+		t.Errorf("claims of the full project = %v, want only %s (the refused candidate's released)", got, first.QAID)
+	}
+
+	owned := core.CandidateRequest{ProjectID: "owner", QAID: "qa_owned", Question: "How to shoe the zebra", Answer: "zebra shoe", SharedProjects: []string{"team"}}
+	if _, err := s.RecordCandidate(ctx, owned); err != nil {
+		t.Fatal(err)
+	}
+	other := owned
+	other.ProjectID, other.Question = "intruder", "How to paint the zebra"
+	if _, err := s.RecordCandidate(ctx, other); !errors.Is(err, core.ErrConflict) {
+		t.Fatalf("candidate under another project's qa_id: err = %v, want ErrConflict", err)
+	}
+	if got, err := s.rdb.HGet(ctx, s.k.sharedIn("team"), "qa_owned").Result(); err != nil || got != "owner" {
+		t.Errorf("team's registration of qa_owned = %q, %v; want owner", got, err)
 	}
 }

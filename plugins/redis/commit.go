@@ -221,6 +221,12 @@ type write struct {
 // fields their last writes needed (repHints) and those of the extra
 // sources, for a write with event key evKey.
 func (s *Store) load(ctx context.Context, p string, ids []string, extra []string, evKey string) (*write, error) {
+	return s.loadWith(ctx, p, ids, extra, evKey, nil)
+}
+
+// loadWith is load with the commands also queues (when not nil) in the
+// same round trip, after load's own; the caller reads their results.
+func (s *Store) loadWith(ctx context.Context, p string, ids []string, extra []string, evKey string, also func(redis.Pipeliner)) (*write, error) {
 	w := &write{s: s, ctx: ctx, p: p, b: newBatch(evKey), recs: make([]*stored, len(ids)), extra: extra}
 	pipe := s.rdb.Pipeline()
 	gets := make([]*redis.StringCmd, len(ids))
@@ -234,6 +240,9 @@ func (s *Store) load(ctx context.Context, p string, ids []string, extra []string
 	var repCmd *redis.SliceCmd
 	if len(w.ask) > 0 {
 		repCmd = pipe.HMGet(ctx, s.k.rep(p), w.ask...)
+	}
+	if also != nil {
+		also(pipe)
 	}
 	if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, err

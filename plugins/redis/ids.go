@@ -71,19 +71,18 @@ func parseClaim(v string) (project string, at time.Time) {
 // (claimValue(p, now)), before the write that creates their QAs. fresh[i]
 // tells that ids[i] had no claim of p (the write may release it with
 // releaseID). An id another project holds is an error; bad is its index.
-func (s *Store) claimIDs(ctx context.Context, p string, ids []string, now time.Time) (fresh []bool, bad int, err error) {
+func (s *Store) claimIDs(ctx context.Context, p string, ids []string, now time.Time) ([]bool, int, error) {
 	if err := s.buildIDIndex(ctx); err != nil {
 		return nil, 0, err
 	}
 	mine := claimValue(p, now)
-	fresh = make([]bool, len(ids))
 	held := make([]string, len(ids))
 	const perPipe = 1000
 	for first := 0; first < len(ids); first += perPipe {
 		pipe := s.rdb.Pipeline()
 		cmds := make([]*redis.Cmd, 0, perPipe)
 		for _, id := range ids[first:min(first+perPipe, len(ids))] {
-			cmds = append(cmds, claimIDScript.Eval(ctx, pipe, []string{s.k.ids(id)}, id, mine, ""))
+			cmds = append(cmds, s.queueClaim(ctx, pipe, id, mine))
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
 			return nil, 0, err
@@ -92,6 +91,19 @@ func (s *Store) claimIDs(ctx context.Context, p string, ids []string, now time.T
 			held[first+i], _ = c.Text()
 		}
 	}
+	return s.settleClaims(ctx, p, ids, held, mine, now)
+}
+
+// queueClaim queues on pipe the claim mine of id (claimIDScript); its
+// answer is the claim held before, "" for none.
+func (s *Store) queueClaim(ctx context.Context, pipe redis.Pipeliner, id, mine string) *redis.Cmd {
+	return claimIDScript.Eval(ctx, pipe, []string{s.k.ids(id)}, id, mine, "")
+}
+
+// settleClaims decides the claims of ids for p whose claim scripts
+// (queueClaim) answered held, as claimIDs returns them.
+func (s *Store) settleClaims(ctx context.Context, p string, ids, held []string, mine string, now time.Time) (fresh []bool, bad int, err error) {
+	fresh = make([]bool, len(ids))
 	for i, v := range held {
 		if v == "" {
 			fresh[i] = true

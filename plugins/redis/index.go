@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/trust/ledger"
 )
@@ -104,17 +106,21 @@ func (s *Store) indexOps(b *batch, st *stored, add bool) {
 // and by locate). It runs before the owner's write; a stale entry is
 // harmless (the record is checked).
 func (s *Store) registerShared(ctx context.Context, project, id string, shared []string) error {
-	into := ledger.SharedInto(project, shared)
-	if len(into) == 0 {
-		return nil
-	}
 	pipe := s.rdb.Pipeline()
-	for _, t := range into {
-		pipe.SAdd(ctx, s.k.sharers(t), project)
-		pipe.HSet(ctx, s.k.sharedIn(t), id, project)
+	s.queueShared(ctx, pipe, project, id, shared)
+	if len(pipe.Cmds()) == 0 {
+		return nil
 	}
 	_, err := pipe.Exec(ctx)
 	return err
+}
+
+// queueShared queues registerShared's commands on pipe.
+func (s *Store) queueShared(ctx context.Context, pipe redis.Pipeliner, project, id string, shared []string) {
+	for _, t := range ledger.SharedInto(project, shared) {
+		pipe.SAdd(ctx, s.k.sharers(t), project)
+		pipe.HSet(ctx, s.k.sharedIn(t), id, project)
+	}
 }
 
 // nextDocs reserves n document ids of project.
@@ -123,6 +129,12 @@ func (s *Store) nextDocs(ctx context.Context, project string, n int) (uint64, er
 	if err != nil {
 		return 0, err
 	}
+	return s.docsUpTo(ctx, project, n, last)
+}
+
+// docsUpTo returns the first of the n document ids of project whose
+// reservation (HINCRBY of the stats' "seq" by n) answered last.
+func (s *Store) docsUpTo(ctx context.Context, project string, n int, last int64) (uint64, error) {
 	if last >= 1<<32 {
 		return 0, fmt.Errorf("project %s has used all document ids: %w", project, core.ErrTooLarge)
 	}
