@@ -42,8 +42,9 @@ func (h *tripHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 }
 
 // TestCandidateRepeatedEvent: a repeated candidate event answers its stored
-// result in one round trip, its first look-up's, and writes nothing (no
-// document id is reserved), also when its QA was deleted since.
+// result in one round trip, its first look-up's (the content hash's, or
+// its own qa_id's), and writes nothing (no document id is reserved), also
+// when its QA was deleted since.
 func TestCandidateRepeatedEvent(t *testing.T) {
 	opt, err := redis.ParseURL(redistest.URL(t))
 	if err != nil {
@@ -56,31 +57,35 @@ func TestCandidateRepeatedEvent(t *testing.T) {
 	s := newOnClient(t, client)
 	ctx := context.WithValue(core.WithPrincipal(t.Context(), core.Principal{ID: "agent"}), tripKey{}, true)
 	const p = "rep"
-	req := core.CandidateRequest{ProjectID: p, Question: "How to repeat the okapi census", Answer: "okapi census --again", EventID: "ev-okapi"}
-	first, err := s.RecordCandidate(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, deleted := range []bool{false, true} {
-		if deleted {
-			if err := s.Delete(ctx, p, first.QAID); err != nil {
-				t.Fatal(err)
-			}
-		}
-		seq, err := client.HGet(ctx, s.k.stats(p), "seq").Result()
+	for _, req := range []core.CandidateRequest{
+		{ProjectID: p, Question: "How to repeat the okapi census", Answer: "okapi census --again", EventID: "ev-okapi"},
+		{ProjectID: p, QAID: "qa_named_census", Question: "How to repeat the tapir census", Answer: "tapir census --again", EventID: "ev-tapir"},
+	} {
+		first, err := s.RecordCandidate(ctx, req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		before := hook.trips.Load() + s.batch.sent.Load()
-		got, err := s.RecordCandidate(ctx, req)
-		if err != nil || got != first {
-			t.Fatalf("repeated (QA deleted: %v) = %+v, %v; want %+v", deleted, got, err, first)
-		}
-		if n := hook.trips.Load() + s.batch.sent.Load() - before; n != 1 {
-			t.Errorf("repeated (QA deleted: %v): %d round trips, want 1", deleted, n)
-		}
-		if now, _ := client.HGet(ctx, s.k.stats(p), "seq").Result(); now != seq {
-			t.Errorf("repeated (QA deleted: %v) reserved a document id: seq %s → %s", deleted, seq, now)
+		for _, deleted := range []bool{false, true} {
+			if deleted {
+				if err := s.Delete(ctx, p, first.QAID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			seq, err := client.HGet(ctx, s.k.stats(p), "seq").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := hook.trips.Load() + s.batch.sent.Load()
+			got, err := s.RecordCandidate(ctx, req)
+			if err != nil || got != first {
+				t.Fatalf("repeated %s (QA deleted: %v) = %+v, %v; want %+v", req.EventID, deleted, got, err, first)
+			}
+			if n := hook.trips.Load() + s.batch.sent.Load() - before; n != 1 {
+				t.Errorf("repeated %s (QA deleted: %v): %d round trips, want 1", req.EventID, deleted, n)
+			}
+			if now, _ := client.HGet(ctx, s.k.stats(p), "seq").Result(); now != seq {
+				t.Errorf("repeated %s (QA deleted: %v) reserved a document id: seq %s → %s", req.EventID, deleted, seq, now)
+			}
 		}
 	}
 }
