@@ -56,6 +56,7 @@ func RunLedger(t *testing.T, open OpenFunc) {
 		{"OwnReports", testOwnReports},
 		{"ImportNormalised", testImportNormalised},
 		{"ImportRepeatedID", testImportRepeatedID},
+		{"ImportShared", testImportShared},
 		{"DedupByContentHash", testDedupByContentHash},
 		{"NearDuplicateSpecifics", testNearDuplicateSpecifics},
 		{"OwnIDsNeverDropped", testOwnIDsNeverDropped},
@@ -272,6 +273,27 @@ func testImportRepeatedID(t *testing.T, p core.MemoryPlugin, _ Flavour) {
 		if st.Total != 3 { // imp-twice, imp-other, the candidate
 			t.Errorf("stats total %d, want 3", st.Total)
 		}
+	}
+}
+
+// testImportShared: an imported record shared into another project is
+// found by that project's searches; one not shared is not.
+func testImportShared(t *testing.T, p core.MemoryPlugin, _ Flavour) {
+	im, ok := core.As[core.Importer](p)
+	if !ok {
+		t.Skip("plugin does not implement core.Importer")
+	}
+	shared := core.Record{QAID: "imp-shared", ProjectID: projB, Question: "How to bathe the pangolin", Answer: "pangolin bathe --warm", SharedProjects: []string{projA}}
+	own := core.Record{QAID: "imp-own", ProjectID: projB, Question: "How to bathe the aardvark", Answer: "aardvark bathe --warm"}
+	if err := im.Import(t.Context(), []core.Record{shared, own}); err != nil {
+		t.Fatal(err)
+	}
+	hits := search(t, p, projA, "bathe pangolin aardvark warm", 10)
+	if _, ok := findMatch(hits, "imp-shared"); !ok {
+		t.Errorf("%s's search does not find the record imported shared into it", projA)
+	}
+	if _, ok := findMatch(hits, "imp-own"); ok {
+		t.Errorf("%s's search finds a record of %s not shared with it", projA, projB)
 	}
 }
 

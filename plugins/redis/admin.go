@@ -151,8 +151,13 @@ func (s *Store) importChunk(ctx context.Context, p string, rs []core.Record, now
 		}
 		last[r.QAID] = r
 	}
+	// The chunk's sharing pointers (registerShared), in one round trip.
+	pipe := s.rdb.Pipeline()
 	for _, id := range ids {
-		if err := s.registerShared(ctx, p, id, last[id].SharedProjects); err != nil {
+		s.queueShared(ctx, pipe, p, id, last[id].SharedProjects)
+	}
+	if len(pipe.Cmds()) > 0 {
+		if _, err := pipe.Exec(ctx); err != nil {
 			return s.wrap(ctx, "import", err)
 		}
 	}
