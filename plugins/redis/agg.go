@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,48 +26,81 @@ import (
 // shareOf is a QA's share of its project's statistics as one write leaves
 // it (core.AddCounts, core.ShareOf): the value of its field in the share
 // hash, which commitScript's "stat" operation reads back to take it out
-// again. Fields, separated by 0x1f: the agg increments (field 0x1e count,
-// …), the trust score (the by-trust set, ranked QAs), the expiry in ms
-// (the by-expiry set), the created_at in ms (the awaiting set), and the
-// fields of the record trust.Model.Fill derives (trust, alpha, beta,
-// freshness, validation level, status, consecutive fails, expiry in ns)
-// so the lists show the records as written.
+// again. Fields, separated by 0x1f, in this order (the sh constants); a zero
+// count or an absent score is empty:
+//
+//   - the agg increments, from which the script names the agg fields
+//     ("t" is always 1): status, level, trust bucket, shown, used,
+//     passes, fails, and flags — "r" ranked (in the by-trust set), "s"
+//     stale, "q" awaiting review (counted as quarantined);
+//   - the trust score (the by-trust score when ranked, and the record's
+//     trust), the expiry in ms (the by-expiry score, rounded up), the
+//     created_at in ms when awaiting (the awaiting set's score);
+//   - the other fields of the record trust.Model.Fill derives (alpha,
+//     beta, freshness, validation level, consecutive fails, and the ns
+//     the expiry was rounded up by) so the lists show the records as
+//     written.
 func shareOf(rec core.Record) string {
-	var c core.ProjectStats
-	core.AddCounts(&c, rec, 1)
-	var b strings.Builder
-	for i, f := range countFields(c) {
-		if i > 0 {
-			b.WriteByte(0x1e)
-		}
-		b.WriteString(f.name)
-		b.WriteByte(0x1e)
-		b.WriteString(strconv.FormatInt(f.n, 10))
-	}
 	sh := core.ShareOf(rec)
-	b.WriteByte(0x1f)
+	var f [shareFields]string
+	f[shStatus], f[shLevel] = string(rec.Status), rec.Level
+	f[shBucket] = strconv.Itoa(core.TrustBucket(rec.TrustScore))
+	for i, n := range []int64{rec.UsageCount, rec.UseCount, rec.SuccessCount, rec.FailureCount} {
+		f[shShown+i] = countText(n)
+	}
 	if sh.Ranked {
-		b.WriteString(strconv.FormatFloat(sh.Trust, 'g', -1, 64))
+		f[shFlags] += "r"
 	}
-	b.WriteByte(0x1f)
-	if sh.Expires {
-		b.WriteString(strconv.FormatInt(ttlMS(sh.ExpireAt), 10))
+	if rec.Status == core.StatusStale {
+		f[shFlags] += "s"
 	}
-	b.WriteByte(0x1f)
 	if sh.Awaiting {
-		b.WriteString(strconv.FormatInt(sh.CreatedAt.UnixMilli(), 10))
+		f[shFlags] += "q"
+		f[shCreated] = strconv.FormatInt(sh.CreatedAt.UnixMilli(), 10)
 	}
-	// The derived fields (trust.Model.Fill) as the write computed them.
-	for _, f := range []string{
-		strconv.FormatFloat(rec.TrustScore, 'g', -1, 64), strconv.FormatFloat(rec.Alpha, 'g', -1, 64),
-		strconv.FormatFloat(rec.Beta, 'g', -1, 64), strconv.FormatFloat(rec.Freshness, 'g', -1, 64),
-		strconv.Itoa(rec.ValidationLevel), string(rec.Status), strconv.Itoa(rec.ConsecutiveFail),
-		strconv.FormatInt(ns(rec.TTLExpireAt), 10),
-	} {
-		b.WriteByte(0x1f)
-		b.WriteString(f)
+	f[shTrust] = strconv.FormatFloat(rec.TrustScore, 'g', -1, 64)
+	if sh.Expires {
+		ms := ttlMS(sh.ExpireAt)
+		f[shExpiry] = strconv.FormatInt(ms, 10)
+		f[shExpiryNS] = countText(ms*1e6 - sh.ExpireAt.UnixNano())
 	}
-	return b.String()
+	f[shAlpha] = strconv.FormatFloat(rec.Alpha, 'g', -1, 64)
+	f[shBeta] = strconv.FormatFloat(rec.Beta, 'g', -1, 64)
+	f[shFreshness] = strconv.FormatFloat(rec.Freshness, 'g', -1, 64)
+	f[shValidation] = countText(int64(rec.ValidationLevel))
+	f[shConsecutive] = countText(int64(rec.ConsecutiveFail))
+	return strings.Join(f[:], "\x1f")
+}
+
+// The fields of a share, in order (commitScript's "stat" operation reads
+// the first eleven by position: keep them in step).
+const (
+	shStatus = iota
+	shLevel
+	shBucket
+	shShown
+	shUsed
+	shPasses
+	shFails
+	shFlags
+	shTrust
+	shExpiry
+	shCreated
+	shAlpha
+	shBeta
+	shFreshness
+	shValidation
+	shConsecutive
+	shExpiryNS
+	shareFields
+)
+
+// countText is n in decimal, empty for 0.
+func countText(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 // ttlMS is an expiry's score in the by-expiry set: milliseconds, rounded
@@ -87,53 +119,40 @@ func ttlMS(t time.Time) int64 {
 func asWritten(st *stored, share string) (core.Record, error) {
 	r := st.record(true)
 	f := strings.Split(share, "\x1f")
-	if len(f) != 12 {
+	if len(f) != shareFields {
 		return r, fmt.Errorf("statistics share of %s is corrupt", st.ID)
 	}
+	num := func(s string) (int64, error) {
+		if s == "" {
+			return 0, nil
+		}
+		return strconv.ParseInt(s, 10, 64)
+	}
 	var errs [7]error
-	r.TrustScore, errs[0] = strconv.ParseFloat(f[4], 64)
-	r.Alpha, errs[1] = strconv.ParseFloat(f[5], 64)
-	r.Beta, errs[2] = strconv.ParseFloat(f[6], 64)
-	r.Freshness, errs[3] = strconv.ParseFloat(f[7], 64)
-	r.ValidationLevel, errs[4] = strconv.Atoi(f[8])
-	r.Level, r.Status = core.LevelName(r.ValidationLevel), core.Status(f[9])
-	r.ConsecutiveFail, errs[5] = strconv.Atoi(f[10])
-	x, err := strconv.ParseInt(f[11], 10, 64)
-	errs[6] = err
+	var level, fails, ms, back int64
+	r.TrustScore, errs[0] = strconv.ParseFloat(f[shTrust], 64)
+	r.Alpha, errs[1] = strconv.ParseFloat(f[shAlpha], 64)
+	r.Beta, errs[2] = strconv.ParseFloat(f[shBeta], 64)
+	r.Freshness, errs[3] = strconv.ParseFloat(f[shFreshness], 64)
+	level, errs[4] = num(f[shValidation])
+	fails, errs[5] = num(f[shConsecutive])
+	if f[shExpiry] != "" {
+		var err error
+		ms, err = strconv.ParseInt(f[shExpiry], 10, 64)
+		back, errs[6] = num(f[shExpiryNS])
+		errs[6] = errors.Join(err, errs[6])
+		r.TTLExpireAt = time.Unix(0, ms*1e6-back).UTC()
+	}
 	if err := errors.Join(errs[:]...); err != nil {
 		return r, fmt.Errorf("statistics share of %s is corrupt: %w", st.ID, err)
 	}
-	if x != 0 {
-		r.TTLExpireAt = time.Unix(0, x).UTC()
-	}
+	r.ValidationLevel, r.ConsecutiveFail = int(level), int(fails)
+	r.Level, r.Status = core.LevelName(r.ValidationLevel), core.Status(f[shStatus])
 	return r, nil
 }
 
-type countField struct {
-	name string
-	n    int64
-}
-
-// countFields are the agg hash fields of counts (the non-zero ones); readCounts
-// is the reverse.
-func countFields(c core.ProjectStats) []countField {
-	out := []countField{{"t", int64(c.Total)}}
-	for st, n := range c.ByStatus {
-		out = append(out, countField{"s:" + string(st), int64(n)})
-	}
-	for l, n := range c.ByLevel {
-		out = append(out, countField{"l:" + l, int64(n)})
-	}
-	for i, n := range c.TrustHistogram {
-		out = append(out, countField{"h:" + strconv.Itoa(i), int64(n)})
-	}
-	out = append(out, countField{"sh", c.Shown}, countField{"us", c.Used}, countField{"pa", c.Passes},
-		countField{"fa", c.Fails}, countField{"st", int64(c.Stale)}, countField{"qu", int64(c.Quarantined)})
-	out = slices.DeleteFunc(out, func(f countField) bool { return f.n == 0 })
-	slices.SortFunc(out, func(a, b countField) int { return strings.Compare(a.name, b.name) })
-	return out
-}
-
+// readCounts is the counts of an agg hash (the fields commitScript's
+// "stat" operation names, keys.agg).
 func readCounts(m map[string]string) core.ProjectStats {
 	var c core.ProjectStats
 	core.AddCounts(&c, core.Record{}, 0) // the maps and the histogram
@@ -181,8 +200,12 @@ func (s *Store) keepStats(b *batch, st *stored, rec *core.Record) {
 		share = shareOf(*rec)
 	}
 	b.op("stat", s.k.shares(p, st.Doc), b.key(s.k.agg(p)), b.key(s.k.byTrust(p)), b.key(s.k.byExpiry(p)),
-		b.key(s.k.awaiting(p)), st.ID, share)
+		b.key(s.k.awaiting(p)), st.ID, docField(st.Doc), share)
 }
+
+// docField is a QA's field in its share bucket and its member in the
+// by-expiry set: its document id in decimal.
+func docField(doc uint64) string { return strconv.FormatUint(doc, 10) }
 
 // keepRefreshed is keepStats of st refreshed at now with rep and the
 // effects on it the write adds to the book.
@@ -240,7 +263,29 @@ func (s *Store) buildStats(ctx context.Context, p string) (bool, error) {
 			return false, err
 		}
 	}
+	if err := s.dropOldStats(ctx, p); err != nil {
+		return false, err
+	}
 	return true, s.rdb.HSet(ctx, s.k.agg(p), aggBuilt, "1").Err()
+}
+
+// dropOldStats deletes p's statistics in layout 1 (keys.oldStatsKeys),
+// 512 keys a round trip; before the build marks layout 2 built, so a
+// build stopped before this step does it again.
+func (s *Store) dropOldStats(ctx context.Context, p string) error {
+	seq, err := s.rdb.HGet(ctx, s.k.stats(p), "seq").Uint64()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return err
+	}
+	old := s.k.oldStatsKeys(p, seq)
+	for len(old) > 0 {
+		n := min(512, len(old))
+		if err := s.rdb.Unlink(ctx, old[:n]...).Err(); err != nil {
+			return err
+		}
+		old = old[n:]
+	}
+	return nil
 }
 
 // buildChunk adds the share of each QA of chunk that has none, in one
@@ -256,7 +301,7 @@ func (s *Store) buildChunk(ctx context.Context, p string, chunk []listEntry, now
 		has := make([]*redis.BoolCmd, len(w.recs))
 		for i, st := range w.recs {
 			if st != nil { // (nil: deleted since)
-				has[i] = pipe.HExists(ctx, s.k.shares(p, st.Doc), st.ID)
+				has[i] = pipe.HExists(ctx, s.k.shares(p, st.Doc), docField(st.Doc))
 			}
 		}
 		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
@@ -272,7 +317,7 @@ func (s *Store) buildChunk(ctx context.Context, p string, chunk []listEntry, now
 				continue
 			}
 			w.b.version(s.k.qa(p, st.ID), st.ver)
-			w.b.absentField(s.k.shares(p, st.Doc), st.ID)
+			w.b.absentField(s.k.shares(p, st.Doc), docField(st.Doc))
 			s.keepRefreshed(w.b, st, rep, trust.Effects{}, now)
 			n++
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/core/coretest"
@@ -74,7 +75,7 @@ func checkShares(t *testing.T, s *Store, projects []string, vers map[string]int6
 				return true
 			}
 			vers[key] = st.ver
-			share, err := s.rdb.HGet(ctx, s.k.shares(p, st.Doc), st.ID).Result()
+			share, err := s.rdb.HGet(ctx, s.k.shares(p, st.Doc), docField(st.Doc)).Result()
 			if err != nil {
 				t.Fatalf("step %d: %s/%s (version %d) has no share: %v", step, p, st.ID, st.ver, err)
 			}
@@ -107,7 +108,7 @@ func writtenScan(t *testing.T, s *Store, p string) core.ProjectStats {
 	ctx := t.Context()
 	sb := core.NewStatsBuilder(p, s.cfg.clock().UTC())
 	err := s.walk(ctx, p, nil, func(_ listEntry, st *stored) bool {
-		share, err := s.rdb.HGet(ctx, s.k.shares(p, st.Doc), st.ID).Result()
+		share, err := s.rdb.HGet(ctx, s.k.shares(p, st.Doc), docField(st.Doc)).Result()
 		if err != nil {
 			t.Fatalf("share of %s: %v", st.ID, err)
 		}
@@ -158,18 +159,7 @@ func TestStatsBuilt(t *testing.T) {
 		}
 		ids = append(ids, res.QAID)
 	}
-	// Forget the statistics, as a store written before they were kept.
-	keys, err := a.rdb.Keys(ctx, a.k.tag(p)+"*").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range keys {
-		if k == a.k.agg(p) || k == a.k.byTrust(p) || k == a.k.byExpiry(p) || k == a.k.awaiting(p) || k[len(a.k.tag(p)):][:3] == "sh:" {
-			if err := a.rdb.Del(ctx, k).Err(); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	forgetStats(t, a, p)
 	b := openPrefix(t, redistest.URL(t), a.k.prefix)
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
@@ -224,4 +214,101 @@ func TestUnlockAggKeepsAnotherBuildersLock(t *testing.T) {
 	if n, _ := s.rdb.Exists(ctx, lock).Result(); n != 0 {
 		t.Fatal("the holder's own release left the lock")
 	}
+}
+
+// forgetStats deletes the statistics of p, as a store written before they
+// were kept.
+func forgetStats(t *testing.T, s *Store, p string) {
+	t.Helper()
+	keys, err := s.rdb.Keys(t.Context(), s.k.tag(p)+"k2:*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) == 0 {
+		t.Fatal("no statistics to forget")
+	}
+	if err := s.rdb.Del(t.Context(), keys...).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStatsUpgradeFromLayout1: a project whose statistics are in layout 1
+// (keys.oldStatsKeys: an agg hash, qa_id-keyed shares, qa_id sets) and
+// not in layout 2 gets layout 2 built from its records, through a build
+// stopped halfway and writes after it, and reads the statistics of a
+// scan; layout 1 is deleted and never read (its counts here are wrong on
+// purpose).
+func TestStatsUpgradeFromLayout1(t *testing.T) {
+	s := newShared(t)
+	ctx := core.WithPrincipal(t.Context(), core.Principal{ID: "c"})
+	const p = "up"
+	var ids []string
+	for i := range 300 {
+		res, err := s.RecordCandidate(ctx, core.CandidateRequest{ProjectID: p, Question: fmt.Sprintf("question %d about %s", i, "otters"),
+			Answer: "answer", Metadata: map[string]any{"quarantined": i%5 == 0}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.QAID)
+	}
+	for _, id := range ids[:40] {
+		if _, err := s.RecordValidation(ctx, core.ValidateRequest{ProjectID: p, QAID: id, Result: "pass", SignalStrength: "strong"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	forgetStats(t, s, p)
+	// Layout 1 as its writes left it: the agg hash marked built, shares
+	// of named counters keyed by qa_id, qa_id members in every set.
+	seq, err := s.rdb.HGet(ctx, s.k.stats(p), "seq").Uint64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := s.k.oldStatsKeys(p, seq)
+	pipe := s.rdb.Pipeline()
+	pipe.HSet(ctx, old[0], "v", "1", "t", "7", "s:candidate", "7", "l:L0", "7", "h:5", "7")
+	for i, id := range ids {
+		pipe.ZAdd(ctx, old[1+i%3], redis.Z{Score: float64(i), Member: id})
+		pipe.HSet(ctx, old[4+i/docBucket], id, "h:5\x1e1\x1el:L0\x1e1\x1es:candidate\x1e1\x1et\x1e1\x1f0.5\x1f\x1f\x1f0.5\x1f1\x1f1\x1f1\x1f0\x1fcandidate\x1f0\x1f0")
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A build stopped after its first chunk (its process gone).
+	all, err := s.entries(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.buildChunk(ctx, p, all[:listChunk], s.now()); err != nil {
+		t.Fatal(err)
+	}
+	// Writes meanwhile, to QAs the stopped build reached and to others.
+	for _, e := range []listEntry{all[0], all[len(all)-1]} {
+		if _, err := s.RecordValidation(ctx, core.ValidateRequest{ProjectID: p, QAID: e.id, Result: "fail", SignalStrength: "strong"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, e := range []listEntry{all[1], all[len(all)-2]} {
+		if err := s.Delete(ctx, p, e.id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkStats(t, s, []string{p})
+	if st, _ := s.Stats(ctx, p); st.Total != 298 || st.Quarantined != 60-countQuarantined(all[1], all[len(all)-2], ids) {
+		t.Errorf("total %d quarantined %d, want 298 and the quarantined ones left", st.Total, st.Quarantined)
+	}
+	if n, err := s.rdb.Exists(ctx, old...).Result(); err != nil || n != 0 {
+		t.Errorf("%d keys of layout 1 left after the build (%v)", n, err)
+	}
+}
+
+// countQuarantined counts the entries among a and b whose qa_id is at an
+// index of ids that TestStatsUpgradeFromLayout1 wrote quarantined.
+func countQuarantined(a, b listEntry, ids []string) int {
+	n := 0
+	for i, id := range ids {
+		if i%5 == 0 && (id == a.id || id == b.id) {
+			n++
+		}
+	}
+	return n
 }

@@ -92,6 +92,22 @@ func BenchmarkValidateParallel(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "validations/s")
 }
 
+// BenchmarkStats measures Stats of a project of 10k QAs from its kept
+// statistics (built before the timer starts).
+func BenchmarkStats(b *testing.B) {
+	s := newShared(b)
+	coretest.Load(b, s, coretest.Corpus(10_000, "bench", 1))
+	if _, err := s.Stats(b.Context(), "bench"); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Stats(b.Context(), "bench"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkReindex measures an answer edit of a random QA of a project of
 // benchN QAs: the commit script removes the QA's postings and splices the
 // new ones into its terms' lists (a sequential scan of each list).

@@ -92,32 +92,47 @@ func (k keys) lens(p string, doc uint64) string {
 	return k.tag(p) + "len:" + strconv.FormatUint(doc/lensBucket, 10)
 }
 
+// The kept statistics (agg.go) are in layout 2, under "k2:" keys; a
+// store written with layout 1 (oldStatsKeys) gets layout 2 built from its
+// records at its first Stats, and layout 1 deleted.
+
 // agg holds the project's kept statistics (agg.go): the counts of
 // core.AddCounts as fields ("t", "s:"/"l:"/"h:" + status, level, trust
 // bucket, "sh", "us", "pa", "fa", "st", "qu"), and aggBuilt once they hold
 // every QA.
-func (k keys) agg(p string) string { return k.tag(p) + "agg" }
+func (k keys) agg(p string) string { return k.tag(p) + "k2:agg" }
 
 // aggLock is held by the one process building p's statistics.
 func (k keys) aggLock(p string) string { return k.tag(p) + "agg:lock" }
 
-// shares maps the qa_id of each QA of p whose document id shares
-// doc/docBucket to its share of the statistics (shareOf), in buckets so
-// each stays a compact listpack hash.
+// shares maps the document id of each QA of p in doc/docBucket to its
+// share of the statistics (shareOf), in buckets so each stays a compact
+// listpack hash (a document id field is a listpack integer).
 func (k keys) shares(p string, doc uint64) string {
-	return k.tag(p) + "sh:" + strconv.FormatUint(doc/docBucket, 10)
+	return k.tag(p) + "k2:sh:" + strconv.FormatUint(doc/docBucket, 10)
 }
 
-// byTrust holds p's live QAs scored by trust (top and worst).
-func (k keys) byTrust(p string) string { return k.tag(p) + "z:trust" }
+// byTrust holds p's live QAs (qa_ids) scored by trust (top and worst).
+func (k keys) byTrust(p string) string { return k.tag(p) + "k2:trust" }
 
-// byExpiry holds p's QAs with an expiry, scored by it in ms (expiring
-// soon).
-func (k keys) byExpiry(p string) string { return k.tag(p) + "z:ttl" }
+// byExpiry holds the document ids of p's QAs with an expiry, scored by it
+// in ms (expiring soon: only counted, so no qa_id is needed).
+func (k keys) byExpiry(p string) string { return k.tag(p) + "k2:ttl" }
 
-// awaiting holds p's live quarantined QAs scored by created_at in ms
-// (awaiting review).
-func (k keys) awaiting(p string) string { return k.tag(p) + "z:quar" }
+// awaiting holds p's live quarantined QAs (qa_ids) scored by created_at
+// in ms (awaiting review).
+func (k keys) awaiting(p string) string { return k.tag(p) + "k2:quar" }
+
+// oldStatsKeys are the keys of p's statistics in layout 1 (qa_id-keyed
+// shares of named counters, qa_id members in every set) for its documents
+// up to seq: deleted once layout 2 is built.
+func (k keys) oldStatsKeys(p string, seq uint64) []string {
+	out := []string{k.tag(p) + "agg", k.tag(p) + "z:trust", k.tag(p) + "z:ttl", k.tag(p) + "z:quar"}
+	for b := uint64(0); b <= seq/docBucket; b++ {
+		out = append(out, k.tag(p)+"sh:"+strconv.FormatUint(b, 10))
+	}
+	return out
+}
 
 // rep is the project's reputation book: "sa:"/"sd:" + source (agreement),
 // "cp:"/"cr:" + creator (proven, rejected).

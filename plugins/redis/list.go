@@ -268,7 +268,7 @@ func (s *Store) writtenRecords(ctx context.Context, p string, ids []string) (map
 	shares := map[*stored]*redis.StringCmd{}
 	for _, st := range sts {
 		if st != nil {
-			shares[st] = pipe.HGet(ctx, s.k.shares(p, st.Doc), st.ID)
+			shares[st] = pipe.HGet(ctx, s.k.shares(p, st.Doc), docField(st.Doc))
 		}
 	}
 	if len(shares) == 0 {

@@ -22,19 +22,7 @@ func TestProjectsUnbuilt(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Forget the statistics of "old", as a store written before they were kept.
-	keys, err := s.rdb.Keys(ctx, s.k.tag("old")+"*").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range keys {
-		if k == s.k.agg("old") || k == s.k.byTrust("old") || k == s.k.byExpiry("old") || k == s.k.awaiting("old") ||
-			k[len(s.k.tag("old")):][:3] == "sh:" {
-			if err := s.rdb.Del(ctx, k).Err(); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	forgetStats(t, s, "old")
 	ps, err := s.Projects(ctx)
 	if err != nil {
 		t.Fatal(err)

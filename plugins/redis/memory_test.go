@@ -61,11 +61,18 @@ func measureMemory(tb testing.TB, n int) (perQA, rawPerQA float64, byKind map[st
 			case strings.Contains(k, "}:docs:"), strings.Contains(k, "}:hash:"), strings.HasSuffix(k, "}:list"),
 				strings.Contains(k, ":ids:"):
 				kind = "id indexes"
-			case strings.Contains(k, "}:sh:"), strings.HasSuffix(k, "}:agg"), strings.Contains(k, "}:z:"):
+			case strings.Contains(k, "}:k2:"):
 				kind = "statistics"
 			}
 			m, _ := s.rdb.MemoryUsage(ctx, k, 0).Result()
 			byKind[kind] += m
+			if kind == "statistics" {
+				if strings.Contains(k, "}:k2:sh:") {
+					byKind["shares"] += m
+				} else {
+					byKind["sets"] += m
+				}
+			}
 			if kind == "postings" {
 				if strings.Contains(k, "}:ps:") {
 					vals, _ := s.rdb.HVals(ctx, k).Result()

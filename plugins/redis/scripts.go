@@ -223,8 +223,8 @@ local function prem(k, hk, t, d)
     if nb then pshort(hk, t, nb) end
   end
 end
--- share splits a QA's share (agg.go shareOf) into its fields and its
--- agg counts.
+-- share splits a QA's share (agg.go shareOf) into its fields, and
+-- names its agg counts (the fields agg.go readCounts reads).
 local function split(s, sep)
   local t, p = {}, 1
   while true do
@@ -236,9 +236,19 @@ local function split(s, sep)
 end
 local function share(v)
   if v == '' then return {}, {} end
-  local f, counts = split(v, '\31'), {}
-  local c = split(f[1], '\30')
-  for j = 1, #c - 1, 2 do counts[c[j]] = tonumber(c[j + 1]) end
+  local f = split(v, '\31')
+  local counts = {t = 1}
+  counts['s:' .. f[1]] = 1
+  counts['l:' .. f[2]] = 1
+  counts['h:' .. f[3]] = 1
+  local named = {'sh', 'us', 'pa', 'fa'}
+  for j = 1, 4 do
+    local n = tonumber(f[3 + j])
+    if n then counts[named[j]] = n end
+  end
+  if string.find(f[8], 's', 1, true) then counts.st = 1 end
+  if string.find(f[8], 'q', 1, true) then counts.qu = 1 end
+  if not string.find(f[8], 'r', 1, true) then f[9] = '' end
   return f, counts
 end
 local argc = #ARGV
@@ -279,11 +289,14 @@ while i <= argc do
   elseif op == 'stat' then
     -- A QA's share of the project statistics (agg.go): k the share
     -- hash; the agg hash, the by-trust, by-expiry and awaiting sets; the
-    -- qa_id; the new share ('' when the QA is deleted). The share its
-    -- last write left goes out, the new one in: only what differs.
+    -- qa_id; the document id (the share's field, the by-expiry member);
+    -- the new share ('' when the QA is deleted). The share its last
+    -- write left goes out, the new one in: only what differs. Scores are
+    -- share fields 9 (trust, when ranked), 10 (expiry) and 11 (created).
     local zk = {KEYS[tonumber(ARGV[i + 3])], KEYS[tonumber(ARGV[i + 4])], KEYS[tonumber(ARGV[i + 5])]}
-    local ak, id, new = KEYS[tonumber(ARGV[i + 2])], ARGV[i + 6], ARGV[i + 7]
-    local old = redis.call('HGET', k, id)
+    local ak, id, doc, new = KEYS[tonumber(ARGV[i + 2])], ARGV[i + 6], ARGV[i + 7], ARGV[i + 8]
+    local member = {id, doc, id}
+    local old = redis.call('HGET', k, doc)
     if old ~= new then
       local of, oc = share(old or '')
       local nf, nc = share(new)
@@ -295,16 +308,16 @@ while i <= argc do
         if not nc[f] and redis.call('HINCRBY', ak, f, -n) == 0 then redis.call('HDEL', ak, f) end
       end
       for j = 1, 3 do
-        local o, n = of[j + 1] or '', nf[j + 1] or ''
+        local o, n = of[j + 8] or '', nf[j + 8] or ''
         if n ~= '' then
-          if n ~= o then redis.call('ZADD', zk[j], n, id) end
+          if n ~= o then redis.call('ZADD', zk[j], n, member[j]) end
         elseif o ~= '' then
-          redis.call('ZREM', zk[j], id)
+          redis.call('ZREM', zk[j], member[j])
         end
       end
-      if new ~= '' then redis.call('HSET', k, id, new) else redis.call('HDEL', k, id) end
+      if new ~= '' then redis.call('HSET', k, doc, new) else redis.call('HDEL', k, doc) end
     end
-    i = i + 8
+    i = i + 9
   elseif op == 'pnop' then
     i = i + 5
   elseif op == 'prem' then
