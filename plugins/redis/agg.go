@@ -26,21 +26,23 @@ import (
 // shareOf is a QA's share of its project's statistics as one write leaves
 // it (core.AddCounts, core.ShareOf): the value of its field in the share
 // hash, which commitScript's "stat" operation reads back to take it out
-// again. Fields, separated by 0x1f, in this order (the sh constants); a zero
-// count or an absent score is empty:
+// again, and its by-trust score (empty when it is not ranked). Fields,
+// separated by 0x1f, in this order (the sh constants), a zero count or an
+// absent score empty and the empty ones at the end left out:
 //
 //   - the agg increments, from which the script names the agg fields
-//     ("t" is always 1): status, level, trust bucket, shown, used,
-//     passes, fails, and flags — "r" ranked (in the by-trust set), "s"
-//     stale, "q" awaiting review (counted as quarantined);
-//   - the trust score (the by-trust score when ranked, and the record's
-//     trust), the expiry in ms (the by-expiry score, rounded up), the
-//     created_at in ms when awaiting (the awaiting set's score);
-//   - the other fields of the record trust.Model.Fill derives (alpha,
-//     beta, freshness, validation level, consecutive fails, and the ns
-//     the expiry was rounded up by) so the lists show the records as
-//     written.
-func shareOf(rec core.Record) string {
+//     ("t" is always 1): status, level, trust bucket, and flags — "r"
+//     ranked (in the by-trust set), "s" stale, "q" awaiting review
+//     (counted as quarantined);
+//   - the fields of the record trust.Model.Fill derives, so the lists show
+//     the records as written: trust (empty when ranked: the by-trust score
+//     holds it), alpha, beta, freshness, validation level, consecutive
+//     fails;
+//   - the other agg increments: shown, used, passes, fails;
+//   - the expiry in ms (the by-expiry score, rounded up), the created_at
+//     in ms when awaiting (the awaiting set's score), and the ns the
+//     expiry was rounded up by.
+func shareOf(rec core.Record) (share, trust string) {
 	sh := core.ShareOf(rec)
 	var f [shareFields]string
 	f[shStatus], f[shLevel] = string(rec.Status), rec.Level
@@ -48,8 +50,11 @@ func shareOf(rec core.Record) string {
 	for i, n := range []int64{rec.UsageCount, rec.UseCount, rec.SuccessCount, rec.FailureCount} {
 		f[shShown+i] = countText(n)
 	}
+	trust = strconv.FormatFloat(rec.TrustScore, 'g', -1, 64)
 	if sh.Ranked {
 		f[shFlags] += "r"
+	} else {
+		f[shTrust], trust = trust, ""
 	}
 	if rec.Status == core.StatusStale {
 		f[shFlags] += "s"
@@ -58,7 +63,6 @@ func shareOf(rec core.Record) string {
 		f[shFlags] += "q"
 		f[shCreated] = strconv.FormatInt(sh.CreatedAt.UnixMilli(), 10)
 	}
-	f[shTrust] = strconv.FormatFloat(rec.TrustScore, 'g', -1, 64)
 	if sh.Expires {
 		ms := ttlMS(sh.ExpireAt)
 		f[shExpiry] = strconv.FormatInt(ms, 10)
@@ -69,28 +73,29 @@ func shareOf(rec core.Record) string {
 	f[shFreshness] = strconv.FormatFloat(rec.Freshness, 'g', -1, 64)
 	f[shValidation] = countText(int64(rec.ValidationLevel))
 	f[shConsecutive] = countText(int64(rec.ConsecutiveFail))
-	return strings.Join(f[:], "\x1f")
+	return strings.TrimRight(strings.Join(f[:], "\x1f"), "\x1f"), trust
 }
 
 // The fields of a share, in order (commitScript's "stat" operation reads
-// the first eleven by position: keep them in step).
+// the status, level, bucket, flags, counts and scores by position: keep
+// them in step).
 const (
 	shStatus = iota
 	shLevel
 	shBucket
-	shShown
-	shUsed
-	shPasses
-	shFails
 	shFlags
 	shTrust
-	shExpiry
-	shCreated
 	shAlpha
 	shBeta
 	shFreshness
 	shValidation
 	shConsecutive
+	shShown
+	shUsed
+	shPasses
+	shFails
+	shExpiry
+	shCreated
 	shExpiryNS
 	shareFields
 )
@@ -116,12 +121,14 @@ func ttlMS(t time.Time) int64 {
 
 // asWritten is st's record with the derived fields of its share: the
 // record as its last write left it.
-func asWritten(st *stored, share string) (core.Record, error) {
+// ranked is its by-trust score, when it has one.
+func asWritten(st *stored, share string, ranked *float64) (core.Record, error) {
 	r := st.record(true)
 	f := strings.Split(share, "\x1f")
-	if len(f) != shareFields {
+	if len(f) > shareFields || len(f) <= shFlags {
 		return r, fmt.Errorf("statistics share of %s is corrupt", st.ID)
 	}
+	f = append(f, make([]string, shareFields-len(f))...)
 	num := func(s string) (int64, error) {
 		if s == "" {
 			return 0, nil
@@ -130,7 +137,14 @@ func asWritten(st *stored, share string) (core.Record, error) {
 	}
 	var errs [7]error
 	var level, fails, ms, back int64
-	r.TrustScore, errs[0] = strconv.ParseFloat(f[shTrust], 64)
+	switch {
+	case !strings.Contains(f[shFlags], "r"):
+		r.TrustScore, errs[0] = strconv.ParseFloat(f[shTrust], 64)
+	case ranked != nil:
+		r.TrustScore = *ranked
+	default:
+		errs[0] = errors.New("a ranked QA with no trust score")
+	}
 	r.Alpha, errs[1] = strconv.ParseFloat(f[shAlpha], 64)
 	r.Beta, errs[2] = strconv.ParseFloat(f[shBeta], 64)
 	r.Freshness, errs[3] = strconv.ParseFloat(f[shFreshness], 64)
@@ -195,12 +209,12 @@ func readCounts(m map[string]string) core.ProjectStats {
 // included, at the write's time; nil when the write deletes it).
 func (s *Store) keepStats(b *batch, st *stored, rec *core.Record) {
 	p := st.project
-	share := ""
+	share, trust := "", ""
 	if rec != nil {
-		share = shareOf(*rec)
+		share, trust = shareOf(*rec)
 	}
 	b.op("stat", s.k.shares(p, st.Doc), b.key(s.k.agg(p)), b.key(s.k.byTrust(p)), b.key(s.k.byExpiry(p)),
-		b.key(s.k.awaiting(p)), st.ID, docField(st.Doc), share)
+		b.key(s.k.awaiting(p)), st.ID, docField(st.Doc), share, trust)
 }
 
 // docField is a QA's field in its share bucket and its member in the

@@ -75,13 +75,13 @@ func checkShares(t *testing.T, s *Store, projects []string, vers map[string]int6
 				return true
 			}
 			vers[key] = st.ver
-			share, err := s.rdb.HGet(ctx, s.k.shares(p, st.Doc), docField(st.Doc)).Result()
-			if err != nil {
-				t.Fatalf("step %d: %s/%s (version %d) has no share: %v", step, p, st.ID, st.ver, err)
-			}
-			got, err := asWritten(st, share)
+			written, err := s.asWrittenAll(ctx, p, []*stored{st})
 			if err != nil {
 				t.Fatal(err)
+			}
+			got, ok := written[st.ID]
+			if !ok {
+				t.Fatalf("step %d: %s/%s (version %d) has no share", step, p, st.ID, st.ver)
 			}
 			want := s.refresh(rep, st, now)
 			approx := cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) <= 1e-9 })
@@ -107,20 +107,24 @@ func writtenScan(t *testing.T, s *Store, p string) core.ProjectStats {
 	t.Helper()
 	ctx := t.Context()
 	sb := core.NewStatsBuilder(p, s.cfg.clock().UTC())
+	var sts []*stored
 	err := s.walk(ctx, p, nil, func(_ listEntry, st *stored) bool {
-		share, err := s.rdb.HGet(ctx, s.k.shares(p, st.Doc), docField(st.Doc)).Result()
-		if err != nil {
-			t.Fatalf("share of %s: %v", st.ID, err)
-		}
-		r, err := asWritten(st, share)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sb.Add(r)
+		sts = append(sts, st)
 		return true
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	written, err := s.asWrittenAll(ctx, p, sts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range sts {
+		r, ok := written[st.ID]
+		if !ok {
+			t.Fatalf("%s has no share", st.ID)
+		}
+		sb.Add(r)
 	}
 	days, err := s.days(ctx, p)
 	if err != nil {

@@ -264,24 +264,40 @@ func (s *Store) writtenRecords(ctx context.Context, p string, ids []string) (map
 	if err != nil {
 		return nil, err
 	}
+	return s.asWrittenAll(ctx, p, sts)
+}
+
+// asWrittenAll is the records sts (nil ones skipped) of project p as
+// their last writes left them, those with a share: one pipeline of their
+// shares and by-trust scores.
+func (s *Store) asWrittenAll(ctx context.Context, p string, sts []*stored) (map[string]core.Record, error) {
+	out := map[string]core.Record{}
 	pipe := s.rdb.Pipeline()
-	shares := map[*stored]*redis.StringCmd{}
+	type read struct {
+		share *redis.StringCmd
+		trust *redis.FloatCmd
+	}
+	reads := map[*stored]read{}
 	for _, st := range sts {
 		if st != nil {
-			shares[st] = pipe.HGet(ctx, s.k.shares(p, st.Doc), docField(st.Doc))
+			reads[st] = read{pipe.HGet(ctx, s.k.shares(p, st.Doc), docField(st.Doc)), pipe.ZScore(ctx, s.k.byTrust(p), st.ID)}
 		}
 	}
-	if len(shares) == 0 {
+	if len(reads) == 0 {
 		return out, nil
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, err
 	}
-	for st, c := range shares {
-		if c.Val() == "" {
+	for st, c := range reads {
+		if c.share.Val() == "" {
 			continue
 		}
-		r, err := asWritten(st, c.Val())
+		var ranked *float64
+		if trust, err := c.trust.Result(); err == nil {
+			ranked = &trust
+		}
+		r, err := asWritten(st, c.share.Val(), ranked)
 		if err != nil {
 			return nil, err
 		}

@@ -237,18 +237,18 @@ end
 local function share(v)
   if v == '' then return {}, {} end
   local f = split(v, '\31')
+  for j = #f + 1, 17 do f[j] = '' end
   local counts = {t = 1}
   counts['s:' .. f[1]] = 1
   counts['l:' .. f[2]] = 1
   counts['h:' .. f[3]] = 1
   local named = {'sh', 'us', 'pa', 'fa'}
   for j = 1, 4 do
-    local n = tonumber(f[3 + j])
+    local n = tonumber(f[10 + j])
     if n then counts[named[j]] = n end
   end
-  if string.find(f[8], 's', 1, true) then counts.st = 1 end
-  if string.find(f[8], 'q', 1, true) then counts.qu = 1 end
-  if not string.find(f[8], 'r', 1, true) then f[9] = '' end
+  if string.find(f[4], 's', 1, true) then counts.st = 1 end
+  if string.find(f[4], 'q', 1, true) then counts.qu = 1 end
   return f, counts
 end
 local argc = #ARGV
@@ -290,12 +290,13 @@ while i <= argc do
     -- A QA's share of the project statistics (agg.go): k the share
     -- hash; the agg hash, the by-trust, by-expiry and awaiting sets; the
     -- qa_id; the document id (the share's field, the by-expiry member);
-    -- the new share ('' when the QA is deleted). The share its last
-    -- write left goes out, the new one in: only what differs. Scores are
-    -- share fields 9 (trust, when ranked), 10 (expiry) and 11 (created).
+    -- the new share ('' when the QA is deleted); its by-trust score (''
+    -- when it is not ranked). The share its last write left goes out,
+    -- the new one in: only what differs. The by-expiry and awaiting
+    -- scores are share fields 15 and 16.
     local zk = {KEYS[tonumber(ARGV[i + 3])], KEYS[tonumber(ARGV[i + 4])], KEYS[tonumber(ARGV[i + 5])]}
-    local ak, id, doc, new = KEYS[tonumber(ARGV[i + 2])], ARGV[i + 6], ARGV[i + 7], ARGV[i + 8]
-    local member = {id, doc, id}
+    local ak, id, doc, new, trust = KEYS[tonumber(ARGV[i + 2])], ARGV[i + 6], ARGV[i + 7], ARGV[i + 8], ARGV[i + 9]
+    if trust ~= '' then redis.call('ZADD', zk[1], trust, id) end
     local old = redis.call('HGET', k, doc)
     if old ~= new then
       local of, oc = share(old or '')
@@ -307,17 +308,19 @@ while i <= argc do
       for f, n in pairs(oc) do
         if not nc[f] and redis.call('HINCRBY', ak, f, -n) == 0 then redis.call('HDEL', ak, f) end
       end
-      for j = 1, 3 do
-        local o, n = of[j + 8] or '', nf[j + 8] or ''
+      if trust == '' and string.find(of[4] or '', 'r', 1, true) then redis.call('ZREM', zk[1], id) end
+      local member = {doc, id}
+      for j = 1, 2 do
+        local o, n = of[j + 14] or '', nf[j + 14] or ''
         if n ~= '' then
-          if n ~= o then redis.call('ZADD', zk[j], n, member[j]) end
+          if n ~= o then redis.call('ZADD', zk[j + 1], n, member[j]) end
         elseif o ~= '' then
-          redis.call('ZREM', zk[j], member[j])
+          redis.call('ZREM', zk[j + 1], member[j])
         end
       end
       if new ~= '' then redis.call('HSET', k, doc, new) else redis.call('HDEL', k, doc) end
     end
-    i = i + 9
+    i = i + 10
   elseif op == 'pnop' then
     i = i + 5
   elseif op == 'prem' then
