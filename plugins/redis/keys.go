@@ -1,6 +1,7 @@
 package redisstore
 
-// Every Redis key the store uses is built here (docs/REDIS.md lists them).
+// Every Redis key of the QA store is built here (docs/REDIS.md lists them;
+// the namespaced store's are built in items.go).
 // All keys of project p share the hash tag {p}, so every multi-key update of
 // a project runs in one Lua script on one cluster slot. Only the project
 // registry and the qa_id index are outside any project's tag.
@@ -45,7 +46,9 @@ func (k keys) qa(p, id string) string { return k.tag(p) + "qa:" + id }
 
 // docs maps document ids (decimal) to "<qa_id> <created_at ms, base 36>"
 // (docValue), in buckets of docBucket ids so each bucket stays a compact
-// listpack hash. List, Stats and Expire read every bucket of a project.
+// listpack hash. List, Expire and the statistics' build (or the scan
+// that answers Stats while another process builds them) read every bucket
+// of a project.
 func (k keys) docs(p string, doc uint64) string {
 	return k.tag(p) + "docs:" + strconv.FormatUint(doc/docBucket, 10)
 }
@@ -142,7 +145,8 @@ func (k keys) rep(p string) string { return k.tag(p) + "rep" }
 func (k keys) days(p string) string { return k.tag(p) + "days" }
 
 // event is the dedup record of one write (24 h TTL). kind is c, h, v, p,
-// d, i or x; from is the requesting project.
+// d, i, x or b (a chunk of the statistics' build); from is the requesting
+// project.
 func (k keys) event(p, kind, from, id string) string {
 	return k.tag(p) + "ev:" + kind + ":" + from + ":" + id
 }
