@@ -254,7 +254,8 @@ func (s *Store) keptStats(ctx context.Context, p string) (core.ProjectStats, boo
 }
 
 // writtenRecords reads the records of ids of project p as their last
-// writes left them (their shares' derived fields): one pipeline.
+// writes left them (their shares' derived fields): one MGET of the
+// records, then one pipeline of their shares.
 func (s *Store) writtenRecords(ctx context.Context, p string, ids []string) (map[string]core.Record, error) {
 	out := map[string]core.Record{}
 	if len(ids) == 0 {
