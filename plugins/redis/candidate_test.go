@@ -41,20 +41,29 @@ func (h *tripHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 	}
 }
 
+// newTripStore is a store on a client of its own whose round trips sent
+// with a context marked by tripKey are counted: trips is their number so
+// far, the batcher's pipelines included.
+func newTripStore(t *testing.T) (s *Store, client *redis.Client, trips func() int64) {
+	t.Helper()
+	opt, err := redis.ParseURL(redistest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client = redis.NewClient(opt)
+	t.Cleanup(func() { _ = client.Close() })
+	hook := &tripHook{}
+	client.AddHook(hook)
+	s = newOnClient(t, client)
+	return s, client, func() int64 { return hook.trips.Load() + s.batch.sent.Load() }
+}
+
 // TestCandidateRepeatedEvent: a repeated candidate event answers its stored
 // result in one round trip, its first look-up's (the content hash's, or
 // its own qa_id's), and writes nothing (no document id is reserved), also
 // when its QA was deleted since.
 func TestCandidateRepeatedEvent(t *testing.T) {
-	opt, err := redis.ParseURL(redistest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := redis.NewClient(opt)
-	t.Cleanup(func() { _ = client.Close() })
-	hook := &tripHook{}
-	client.AddHook(hook)
-	s := newOnClient(t, client)
+	s, client, trips := newTripStore(t)
 	ctx := context.WithValue(core.WithPrincipal(t.Context(), core.Principal{ID: "agent"}), tripKey{}, true)
 	const p = "rep"
 	for _, req := range []core.CandidateRequest{
@@ -75,12 +84,12 @@ func TestCandidateRepeatedEvent(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			before := hook.trips.Load() + s.batch.sent.Load()
+			before := trips()
 			got, err := s.RecordCandidate(ctx, req)
 			if err != nil || got != first {
 				t.Fatalf("repeated %s (QA deleted: %v) = %+v, %v; want %+v", req.EventID, deleted, got, err, first)
 			}
-			if n := hook.trips.Load() + s.batch.sent.Load() - before; n != 1 {
+			if n := trips() - before; n != 1 {
 				t.Errorf("repeated %s (QA deleted: %v): %d round trips, want 1", req.EventID, deleted, n)
 			}
 			if now, _ := client.HGet(ctx, s.k.stats(p), "seq").Result(); now != seq {
@@ -94,15 +103,7 @@ func TestCandidateRepeatedEvent(t *testing.T) {
 // (after the project's first QA and the process's first claim): a
 // regression that splits a pipeline or reads again fails here.
 func TestCandidateRoundTrips(t *testing.T) {
-	opt, err := redis.ParseURL(redistest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := redis.NewClient(opt)
-	t.Cleanup(func() { _ = client.Close() })
-	hook := &tripHook{}
-	client.AddHook(hook)
-	s := newOnClient(t, client)
+	s, _, trips := newTripStore(t)
 	ctx := context.WithValue(core.WithPrincipal(t.Context(), core.Principal{ID: "agent"}), tripKey{}, true)
 	const p = "trips"
 	warm := core.CandidateRequest{ProjectID: p, Question: "How to warm the tapir stable", Answer: "tapir warm --stable"}
@@ -132,11 +133,11 @@ func TestCandidateRoundTrips(t *testing.T) {
 		// The content hash's look-up, the QA read under its lock, the commit.
 		{"duplicate", core.CandidateRequest{ProjectID: p, Question: warm.Question, Answer: warm.Answer, EventID: "ev-dup", RunID: "run-3", Evidence: pass}, 3},
 	} {
-		before := hook.trips.Load() + s.batch.sent.Load()
+		before := trips()
 		if _, err := s.RecordCandidate(ctx, c.req); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		n := hook.trips.Load() + s.batch.sent.Load() - before
+		n := trips() - before
 		if n != c.want {
 			t.Errorf("%s: %d round trips, want %d", c.name, n, c.want)
 		}
