@@ -250,9 +250,10 @@ func concurrentHitsExact(t *testing.T, perW int) {
 				req := core.HitRequest{ProjectID: "hits", EventID: fmt.Sprintf("h-%d-%d", w, i), References: []core.HitRef{
 					{QAID: a.QAID, Shown: true, Used: i%2 == 0}, {QAID: g.QAID, Shown: true},
 				}}
+				var err error
 				for range 50 {
-					res, err := s.RecordHit(t.Context(), req)
-					if err == nil {
+					var res core.HitResult
+					if res, err = s.RecordHit(t.Context(), req); err == nil {
 						if res.Updated != 2 {
 							t.Errorf("updated = %d, want 2", res.Updated)
 						}
@@ -262,6 +263,11 @@ func concurrentHitsExact(t *testing.T, perW int) {
 						t.Errorf("RecordHit: %v", err)
 						return
 					}
+				}
+				if err != nil {
+					// A count short of the total below must tell a lost
+					// update from a hit never accepted.
+					t.Errorf("hit %s not accepted in 50 attempts: %v", req.EventID, err)
 				}
 			}
 		}()
