@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -23,14 +24,15 @@ import (
 // write happened but the client never saw the reply.
 var errInjected = errors.New("injected stall: reply lost")
 
-// stallHook makes every nth commit script call run on the server and then
-// stall and fail, as a lost reply would, so the caller retries the same
-// event id (alone or in a pipeline).
+// stallHook makes one commit script call in every (at random: a fixed
+// period would meet writers that a contended lock hands off in a fixed
+// order at the same phase each round, and refuse one writer forever) run
+// on the server and then stall and fail, as a lost reply would, so the
+// caller retries the same event id (alone or in a pipeline).
 type stallHook struct {
 	every    int64
 	stall    time.Duration
 	armed    atomic.Bool
-	calls    atomic.Int64
 	injected atomic.Int64
 }
 
@@ -42,7 +44,7 @@ func (h *stallHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		if err != nil || !h.armed.Load() || !isCommit(cmd) {
 			return err
 		}
-		if h.calls.Add(1)%h.every != 0 {
+		if rand.Int64N(h.every) != 0 {
 			return nil
 		}
 		h.injected.Add(1)
@@ -64,7 +66,7 @@ func (h *stallHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 			if cmd.Err() != nil || !isCommit(cmd) {
 				continue
 			}
-			if h.calls.Add(1)%h.every != 0 {
+			if rand.Int64N(h.every) != 0 {
 				continue
 			}
 			h.injected.Add(1)
