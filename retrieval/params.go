@@ -12,6 +12,13 @@ import (
 type Params struct {
 	// K1 is the term-frequency saturation constant.
 	K1 float64
+	// K3 saturates the weight of a term repeated in the query (BM25's
+	// query-term frequency): a term found n times weighs
+	// (K3+1)·n/(K3+n) times its weight once, at most K3+1 times; 0 counts
+	// repeats once. A word a question says twice ("accepted answer …
+	// another answer") or a Chinese character two of its words share is
+	// more of its topic than a word said once, but not twice as much.
+	K3 float64
 	// B is the length-normalisation strength of every field whose FieldB
 	// entry is zero.
 	B float64
@@ -82,6 +89,7 @@ type Params struct {
 func DefaultParams() Params {
 	return Params{
 		K1:              1.4,
+		K3:              2,
 		B:               0.75,
 		FieldWeight:     [NumFields]float64{2, 0.3},
 		FieldB:          [NumFields]float64{0, 0.9},
@@ -94,6 +102,14 @@ func DefaultParams() Params {
 		CJKCoord:        1,
 		CJKCalibration:  0.45,
 	}
+}
+
+// repeatWeight is the factor of a term found n times in the query.
+func (p Params) repeatWeight(n int) float64 {
+	if n <= 1 || p.K3 <= 0 {
+		return 1
+	}
+	return (p.K3 + 1) * float64(n) / (p.K3 + float64(n))
 }
 
 func (p Params) fieldB(f int) float64 {

@@ -5,7 +5,6 @@ package retrieval
 
 import (
 	"math"
-	"slices"
 )
 
 // saturation computes the BM25F term saturation of a posting.
@@ -102,18 +101,4 @@ func coordFactor(cov, norm, e float64) float64 {
 // idf is the BM25 inverse document frequency, always positive.
 func idf(n, df float64) float64 {
 	return math.Log(1 + (n-df+0.5)/(df+0.5))
-}
-
-// distinct returns ts without repeats, keeping first occurrences in
-// order: ts itself when it has none, else a copy (ts is not modified).
-func distinct(ts []string) []string {
-	if len(ts) <= 16 {
-		for i, t := range ts {
-			if slices.Contains(ts[:i], t) {
-				return dedupe(slices.Clone(ts))
-			}
-		}
-		return ts
-	}
-	return dedupe(slices.Clone(ts))
 }

@@ -32,6 +32,7 @@ type queryTerm struct {
 	term string
 	df   int64
 	idf  float64 // weighted: the term's full contribution at saturation 1
+	n    int     // occurrences in the query (while the weights are set)
 }
 
 // termIDF is the weighted idf of term t with document frequency df among n
@@ -85,22 +86,23 @@ func (s *Scorer) SearchMin(ctx context.Context, src Source, query string, k int,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return s.searchTerms(ctx, src, dedupe(s.a.Terms(query)), k, minRelevance)
+	return s.searchTerms(ctx, src, s.a.Terms(query), k, minRelevance)
 }
 
 // SearchTerms is SearchMin for a query analysed already: terms are the
-// query's as the scorer's Analyzer gives them (Analyzer.Terms; repeats
-// count once, and terms is not modified). A caller that needs the terms
-// itself, to fetch their postings say, analyses the query only once; the
-// hits are SearchMin's, bit for bit.
+// query's as the scorer's Analyzer gives them (Analyzer.Terms), repeats
+// included: a repeated term weighs more (Params.K3). terms is not
+// modified. A caller that needs the terms itself, to fetch their postings
+// say, analyses the query only once; the hits are SearchMin's, bit for
+// bit.
 func (s *Scorer) SearchTerms(ctx context.Context, src Source, terms []string, k int, minRelevance float64) ([]Hit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return s.searchTerms(ctx, src, distinct(terms), k, minRelevance)
+	return s.searchTerms(ctx, src, terms, k, minRelevance)
 }
 
-// searchTerms is SearchTerms for distinct terms.
+// searchTerms is SearchTerms.
 func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k int, minRelevance float64) ([]Hit, error) {
 	if !(minRelevance > 0) { // (NaN too)
 		minRelevance = 0
@@ -116,24 +118,27 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 		return nil, nil
 	}
 	n := float64(st.Docs)
-	qts := make([]queryTerm, 0, len(terms))
+	qts := countTerms(make([]queryTerm, 0, len(terms)), terms)
 	var norm, cjk float64
-	for _, t := range terms {
-		df, err := src.DocFreq(ctx, t)
+	found := 0 // qts[:found]: the terms some document holds
+	for _, q := range qts {
+		df, err := src.DocFreq(ctx, q.term)
 		if err != nil {
 			return nil, err
 		}
 		df = min(max(df, 0), st.Docs)
-		w, isCJK := s.p.termIDF(t, n, float64(df))
-		q := queryTerm{term: t, df: df, idf: w}
+		w, isCJK := s.p.termIDF(q.term, n, float64(df))
+		w *= s.p.repeatWeight(q.n)
 		norm += w
 		if isCJK {
 			cjk += w
 		}
 		if df > 0 {
-			qts = append(qts, q)
+			qts[found] = queryTerm{term: q.term, df: df, idf: w}
+			found++
 		}
 	}
+	qts = qts[:found]
 	if len(qts) == 0 {
 		return nil, nil
 	}
@@ -360,31 +365,32 @@ func above(hits []Hit, min float64) []Hit {
 	return hits[:n]
 }
 
-// dedupe removes repeated terms, keeping first occurrences in order.
-func dedupe(ts []string) []string {
+// countTerms appends to qts the distinct terms of ts, first occurrences
+// in order, each with n, the number of times it occurs in ts.
+func countTerms(qts []queryTerm, ts []string) []queryTerm {
 	if len(ts) <= 16 {
-		out := ts[:0]
 	outer:
 		for _, t := range ts {
-			for _, o := range out {
-				if o == t {
+			for i := range qts {
+				if qts[i].term == t {
+					qts[i].n++
 					continue outer
 				}
 			}
-			out = append(out, t)
+			qts = append(qts, queryTerm{term: t, n: 1})
 		}
-		return out
+		return qts
 	}
-	seen := make(map[string]struct{}, len(ts))
-	out := ts[:0]
+	at := make(map[string]int, len(ts))
 	for _, t := range ts {
-		if _, ok := seen[t]; ok {
+		if i, ok := at[t]; ok {
+			qts[i].n++
 			continue
 		}
-		seen[t] = struct{}{}
-		out = append(out, t)
+		at[t] = len(qts)
+		qts = append(qts, queryTerm{term: t, n: 1})
 	}
-	return out
+	return qts
 }
 
 // calib maps a query's scores to Relevance: (Score/norm)^exp. The zero

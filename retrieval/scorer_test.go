@@ -124,12 +124,45 @@ func TestSearchTiesByLowerDoc(t *testing.T) {
 	}
 }
 
-func TestSearchRepeatedQueryTermsCountOnce(t *testing.T) {
-	idx := newIndex(t, append([][2]string{{"kernel panic on boot", "update grub"}, {"boot order", "bios"}}, filler()...)...)
-	s := NewScorer(NewAnalyzer(), DefaultParams())
-	a, b := search(t, s, idx, "kernel boot", 0), search(t, s, idx, "kernel kernel kernel boot", 0)
-	if !slices.Equal(a, b) {
-		t.Errorf("repeated term changed results:\n%v\n%v", a, b)
+// A term repeated in the query weighs (K3+1)·n/(K3+n) times its weight
+// once: more, but less than n times (with K3 = 2, a term said three times
+// weighs 1.8 times); K3 = 0 counts repeats once.
+func TestSearchRepeatedQueryTermWeighsMore(t *testing.T) {
+	// "kernel" (doc 1) is rarer than "boot" (docs 2 and 3), so the kernel
+	// document ranks first unless "boot" is said more often.
+	idx := newIndex(t, append([][2]string{{"kernel panic", "update grub"}, {"boot order", "bios"}, {"boot menu", "grub"}}, filler()...)...)
+	p := DefaultParams()
+	p.K3 = 2
+	s := NewScorer(NewAnalyzer(), p)
+	once := search(t, s, idx, "kernel boot", 0)
+	if got := docs(once); got[0] != 1 {
+		t.Fatalf("kernel boot ranks %v, want the kernel document (1) first", got)
+	}
+	twice := search(t, s, idx, "kernel boot boot", 0)
+	if got := docs(twice); got[0] != 2 && got[0] != 3 {
+		t.Errorf("kernel boot boot ranks %v, want a boot document first", got)
+	}
+	thrice := search(t, s, idx, "kernel kernel kernel boot", 0)
+	score := func(hits []Hit, doc uint64) float64 {
+		for _, h := range hits {
+			if h.Doc == doc {
+				return h.Score
+			}
+		}
+		t.Fatalf("doc %d not in %v", doc, hits)
+		return 0
+	}
+	if r := score(thrice, 1) / score(once, 1); math.Abs(r-1.8) > 1e-9 {
+		t.Errorf("kernel said three times: score ×%v, want ×1.8", r)
+	}
+	if a, b := score(once, 2), score(thrice, 2); a != b {
+		t.Errorf("boot document: %v with kernel once, %v with it three times", a, b)
+	}
+
+	p.K3 = 0
+	s = NewScorer(NewAnalyzer(), p)
+	if a, b := search(t, s, idx, "kernel boot", 0), search(t, s, idx, "kernel kernel kernel boot", 0); !slices.Equal(a, b) {
+		t.Errorf("K3 = 0: a repeated term changed the results:\n%v\n%v", a, b)
 	}
 }
 
@@ -277,7 +310,7 @@ func TestSearchBudgetBoundsPostingsRead(t *testing.T) {
 		src := &postingCounter{MemIndex: idx, n: &n}
 		search(t, s, src, q, 10)
 		// The rarest term is always read; the rest only within budget.
-		terms := dedupe(NewAnalyzer().Terms(q))
+		terms := NewAnalyzer().Terms(q)
 		var minDF int64 = -1
 		for _, term := range terms {
 			if df, _ := idx.DocFreq(context.Background(), term); df > 0 && (minDF < 0 || df < minDF) {

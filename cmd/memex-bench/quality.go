@@ -20,6 +20,7 @@ import (
 func paramFlags(fs *flag.FlagSet) *retrieval.Params {
 	p := retrieval.DefaultParams()
 	fs.Float64Var(&p.K1, "k1", p.K1, "BM25F k1")
+	fs.Float64Var(&p.K3, "k3", p.K3, "query-term frequency saturation (0: repeats count once)")
 	fs.Float64Var(&p.B, "b", p.B, "BM25F b (all fields)")
 	fs.Float64Var(&p.FieldB[retrieval.FieldQuestion], "bq", p.FieldB[retrieval.FieldQuestion], "b of the question field (0: use -b)")
 	fs.Float64Var(&p.FieldB[retrieval.FieldAnswer], "ba", p.FieldB[retrieval.FieldAnswer], "b of the answer field (0: use -b)")

@@ -36,6 +36,7 @@ func Run(t *testing.T, newPlugin func(t *testing.T) core.MemoryPlugin) {
 		{"CandidateRoundTrip", testCandidateRoundTrip},
 		{"SearchOrder", testSearchOrder},
 		{"SearchQuestionOutranksAnswer", testSearchQuestionOutranksAnswer},
+		{"SearchRepeatedTermWeighsMore", testSearchRepeatedTermWeighsMore},
 		{"SearchLimit", testSearchLimit},
 		{"SearchMinScore", testSearchMinScore},
 		{"SearchEmptyQuery", testSearchEmptyQuery},
@@ -278,6 +279,28 @@ func testSearchQuestionOutranksAnswer(t *testing.T, newPlugin NewFunc) {
 	}
 	if mq.Relevance <= ma.Relevance || ms[0].QAID != inQ {
 		t.Errorf("question match relevance %v (rank %d) should outrank answer-only match %v", mq.Relevance, slices.Index(ids(ms), inQ), ma.Relevance)
+	}
+}
+
+// testSearchRepeatedTermWeighsMore: a word the query says twice weighs
+// more than one it says once (retrieval's Params.K3), on every store.
+func testSearchRepeatedTermWeighsMore(t *testing.T, newPlugin NewFunc) {
+	p := newPlugin(t)
+	okapi := addQA(t, p, core.CandidateRequest{Question: "okapi driver crashes", Answer: "Upgrade the driver."})
+	pool := addQA(t, p, core.CandidateRequest{Question: "connection pool exhausted", Answer: "Raise the limit."})
+	for _, c := range []struct{ query, first, second string }{
+		{"okapi okapi pool", okapi, pool},
+		{"okapi pool pool", pool, okapi},
+	} {
+		ms := search(t, p, projA, c.query, 0)
+		first, ok1 := findMatch(ms, c.first)
+		second, ok2 := findMatch(ms, c.second)
+		if !ok1 || !ok2 {
+			t.Fatalf("%q: want both QAs, got %v", c.query, ids(ms))
+		}
+		if first.Relevance <= second.Relevance {
+			t.Errorf("%q: relevance %v of the QA with the repeated word, want above %v", c.query, first.Relevance, second.Relevance)
+		}
 	}
 }
 

@@ -33,7 +33,8 @@ type source struct {
 	// hv is each owner's record version (headMemo): read with the stats,
 	// then the one the memo is at (followChanges).
 	hv map[string]string
-	// terms are the query's distinct terms (the scorer's SearchTerms).
+	// terms are the query's terms, repeats included (the scorer's
+	// SearchTerms weighs a repeated term more).
 	terms []string
 	// block is ScanPostings' buffer: a search reads a few lists, one after
 	// the other (a source serves one search, one call at a time).
@@ -327,7 +328,7 @@ func (s *Store) takeLists(c *scopeCmds) error {
 // cache holds at the owner's current version are not read.
 func (s *Store) newSource(ctx context.Context, project, query string, ownOnly bool) (*source, error) {
 	terms := s.queryTerms(query)
-	src := &source{iv: map[string]string{}, hv: map[string]string{}, terms: terms}
+	src := &source{iv: map[string]string{}, hv: map[string]string{}, terms: s.analyzer.Terms(query)}
 	pipe := s.rdb.Pipeline()
 	var next []*scopeCmds // the reads queued on pipe
 	add := func(owner, name string) {
