@@ -76,7 +76,7 @@ func TestOpenReadOnlyWhenInitialized(t *testing.T) {
 }
 
 // TestPackedBuckets checks that the buckets keyed by doc id fill their
-// pages (imports append to them).
+// pages (imports append to them), and that the file grows by growBytes.
 func TestPackedBuckets(t *testing.T) {
 	s, err := Open(filepath.Join(t.TempDir(), "memex.db"))
 	if err != nil {
@@ -99,6 +99,11 @@ func TestPackedBuckets(t *testing.T) {
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+	// The file grows by growBytes beyond what its pages need, not by
+	// bbolt's default 16 MB.
+	if size := fileSize(t, s.path); size > 4<<20 {
+		t.Errorf("file of 500 QAs: %d bytes, want ≤ 4 MB", size)
 	}
 }
 

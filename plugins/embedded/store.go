@@ -261,6 +261,17 @@ func (s *Store) openDB(ctx context.Context, readOnly bool) (*bolt.DB, error) {
 	if wait < 50*time.Millisecond {
 		wait = 50 * time.Millisecond
 	}
+	return s.openFile(readOnly, wait)
+}
+
+// growBytes is how far beyond its pages a growing file is extended (bbolt's
+// AllocSize, 16 MB by default: with the address space reserved up front,
+// every growth would leave that much unused at the end of the file).
+const growBytes = 1 << 20
+
+// openFile opens the database file, waiting up to wait for bbolt's file
+// lock; the caller holds the gate.
+func (s *Store) openFile(readOnly bool, wait time.Duration) (*bolt.DB, error) {
 	db, err := bolt.Open(s.path, 0o600, &bolt.Options{
 		Timeout:  wait,
 		ReadOnly: readOnly,
@@ -270,6 +281,7 @@ func (s *Store) openDB(ctx context.Context, readOnly bool) (*bolt.DB, error) {
 		FreelistType:    s.freelistType(),
 	})
 	if err == nil {
+		db.AllocSize = growBytes
 		return db, nil
 	}
 	switch {
