@@ -461,7 +461,19 @@ exported to Markdown. Over memex serve that takes an admin key.`)
 	}
 	fmt.Fprintf(a.stderr, "imported %d QAs (%d full records, %d new, %d duplicates), %d invalid lines\n",
 		im.full+im.added+im.dups, im.full, im.added, im.dups, im.bad)
+	if c, ok := core.As[compacter](s.store); ok && err == nil && im.full+im.added > 0 {
+		// The import is done: a failed compaction only leaves the file larger.
+		if _, cerr := c.Compact(ctx); cerr != nil {
+			fmt.Fprintf(a.stderr, "memex: qa import: the store was not compacted: %v\n", cerr)
+		}
+	}
 	return err
+}
+
+// compacter is a store that can give back the space a bulk import leaves
+// free in its file (the embedded store).
+type compacter interface {
+	Compact(ctx context.Context) (bool, error)
 }
 
 type importer struct {
