@@ -21,6 +21,75 @@ import (
 	"github.com/memex-dev/memex/core/coretest"
 )
 
+// TestKilledCompactionLosesNothing kills a process compacting the store
+// at several instants: the store then holds the same keys and values
+// (compacted or not), and the next Compact completes.
+func TestKilledCompactionLosesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process test")
+	}
+	orig := filepath.Join(t.TempDir(), "orig.db")
+	s := newTestStoreAt(t, orig)
+	importInBatches(t, s, coretest.Corpus(3000, "p", 5))
+	want, size := fileContents(t, orig), fileSize(t, orig)
+	data, err := os.ReadFile(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "memex.db")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	cmd, out := helper(t, "compact", path)
+	for out.Scan() {
+	}
+	waitHelper(t, cmd)
+	full := time.Since(start)
+	states := map[string]int{}
+	const kills = 8
+	for i := range kills {
+		path := filepath.Join(t.TempDir(), "memex.db")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd, _ := helper(t, "compact", path)
+		time.Sleep(full * time.Duration(i+1) / (kills + 1))
+		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		_ = cmd.Wait()
+		_, staleErr := os.Stat(path + ".compact")
+		switch compacted := fileSize(t, path) < size; {
+		case compacted:
+			states["compacted"]++
+		case staleErr == nil:
+			states["killed during the copy"]++
+		default:
+			states["as it was"]++
+		}
+		got := fileContents(t, path)
+		if len(got) != len(want) {
+			t.Errorf("kill %d: %d keys, want %d", i, len(got), len(want))
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Fatalf("kill %d: key %q differs", i, k)
+			}
+		}
+		if _, err := newTestStoreAt(t, path).Compact(t.Context()); err != nil {
+			t.Errorf("kill %d: the next Compact: %v", i, err)
+		}
+		if _, err := os.Stat(path + ".compact"); !os.IsNotExist(err) {
+			t.Errorf("kill %d: a stale copy is left after the next Compact: %v", i, err)
+		}
+	}
+	t.Logf("compaction in a child: %v; killed stores found %v", full, states)
+	if states["killed during the copy"] == 0 {
+		t.Errorf("no kill landed during the copy (%v): the test did not test it", states)
+	}
+}
+
 // TestKilledUpgradeLosesNothing kills a process upgrading a schema 1
 // store at several instants: the store then opens (as schema 1 untouched
 // or upgraded: never in between), and the next open completes the upgrade

@@ -29,6 +29,7 @@ const helperEnv = "MEMEX_EMBEDDED_HELPER"
 //	search <path> <project> <stopfile>: search until stopfile exists, then
 //	    print "searches <n>";
 //	open <path>: open (upgrading an older schema), print "opened";
+//	compact <path>: compact the store, print "compacted <bool>";
 //	hold <path>: open in keep-open mode, print "ready", wait for stdin EOF.
 func TestHelperProcess(t *testing.T) {
 	args := strings.Fields(os.Getenv(helperEnv))
@@ -84,6 +85,16 @@ func TestHelperProcess(t *testing.T) {
 		}
 		_ = s.Close()
 		fmt.Println("opened")
+	case "compact":
+		s, err := Open(args[1], wait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		did, err := s.Compact(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Println("compacted", did)
 	case "hold":
 		s, err := Open(args[1], WithKeepOpen())
 		if err != nil {
