@@ -17,8 +17,9 @@ import (
 
 // The project statistics kept write by write (docs/REDIS.md), so Stats
 // reads a few keys instead of every QA: the counts (core.AddCounts) in the
-// project's agg hash, and three sorted sets for the lists and the expiring
-// count. Every write of a QA record adds a "stat" operation to its commit
+// project's agg hash, and sorted sets for the lists and the expiring
+// count (by trust and by expiry one per bucket of documents, so each
+// stays a compact listpack: keys.byTrust). Every write of a QA record adds a "stat" operation to its commit
 // (keepStats): the script takes the share the QA's last write left
 // (kept in a share hash) out and puts the new one in, so the figures are
 // the records as of their last write, like the embedded store's.
@@ -213,7 +214,7 @@ func (s *Store) keepStats(b *batch, st *stored, rec *core.Record) {
 	if rec != nil {
 		share, trust = shareOf(*rec)
 	}
-	b.op("stat", s.k.shares(p, st.Doc), b.key(s.k.agg(p)), b.key(s.k.byTrust(p)), b.key(s.k.byExpiry(p)),
+	b.op("stat", s.k.shares(p, st.Doc), b.key(s.k.agg(p)), b.key(s.k.byTrust(p, st.Doc)), b.key(s.k.byExpiry(p, st.Doc)),
 		b.key(s.k.awaiting(p)), st.ID, docField(st.Doc), share, trust)
 }
 

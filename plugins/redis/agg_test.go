@@ -224,7 +224,7 @@ func TestUnlockAggKeepsAnotherBuildersLock(t *testing.T) {
 // were kept.
 func forgetStats(t *testing.T, s *Store, p string) {
 	t.Helper()
-	keys, err := s.rdb.Keys(t.Context(), s.k.tag(p)+"k2:*").Result()
+	keys, err := s.rdb.Keys(t.Context(), s.k.tag(p)+"k3:*").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,11 +268,12 @@ func TestStatsUpgradeFromLayout1(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := s.k.oldStatsKeys(p, seq)
+	tag := s.k.tag(p)
 	pipe := s.rdb.Pipeline()
-	pipe.HSet(ctx, old[0], "v", "1", "t", "7", "s:candidate", "7", "l:L0", "7", "h:5", "7")
+	pipe.HSet(ctx, tag+"agg", "v", "1", "t", "7", "s:candidate", "7", "l:L0", "7", "h:5", "7")
 	for i, id := range ids {
-		pipe.ZAdd(ctx, old[1+i%3], redis.Z{Score: float64(i), Member: id})
-		pipe.HSet(ctx, old[4+i/docBucket], id, "h:5\x1e1\x1el:L0\x1e1\x1es:candidate\x1e1\x1et\x1e1\x1f0.5\x1f\x1f\x1f0.5\x1f1\x1f1\x1f1\x1f0\x1fcandidate\x1f0\x1f0")
+		pipe.ZAdd(ctx, tag+[]string{"z:trust", "z:ttl", "z:quar"}[i%3], redis.Z{Score: float64(i), Member: id})
+		pipe.HSet(ctx, tag+"sh:"+fmt.Sprint(i/docBucket), id, "h:5\x1e1\x1el:L0\x1e1\x1es:candidate\x1e1\x1et\x1e1\x1f0.5\x1f\x1f\x1f0.5\x1f1\x1f1\x1f1\x1f0\x1fcandidate\x1f0\x1f0")
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		t.Fatal(err)
@@ -302,6 +303,83 @@ func TestStatsUpgradeFromLayout1(t *testing.T) {
 	}
 	if n, err := s.rdb.Exists(ctx, old...).Result(); err != nil || n != 0 {
 		t.Errorf("%d keys of layout 1 left after the build (%v)", n, err)
+	}
+}
+
+// TestStatsUpgradeFromLayout2: a project whose statistics are in layout 2
+// (the shares and agg hash of layout 3, one by-trust and one by-expiry
+// set for the whole project) gets layout 3 built from its records, the
+// same statistics as before, and layout 2 deleted. 300 QAs fill three
+// document buckets; most share one trust (ties across buckets), 60 are
+// written quarantined, 40 validated, the others expire, a third of them soon.
+func TestStatsUpgradeFromLayout2(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := start
+	s := newShared(t, WithClock(func() time.Time { return now }))
+	ctx := core.WithPrincipal(t.Context(), core.Principal{ID: "c"})
+	const p = "up2"
+	var ids []string
+	for i := range 300 {
+		// Creation times out of document order, so the QAs expiring soon
+		// (candidates expire 30 days after their creation) are in every
+		// bucket.
+		now = start.Add(time.Duration(i*7%300) * 3 * time.Hour)
+		res, err := s.RecordCandidate(ctx, core.CandidateRequest{ProjectID: p, Question: fmt.Sprintf("question %d about %s", i, "otters"),
+			Answer: "answer", Metadata: map[string]any{"quarantined": i%5 == 0}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.QAID)
+	}
+	now = start.Add(900 * time.Hour)
+	for i := range 40 {
+		id := ids[i*7]
+		vctx := core.WithPrincipal(t.Context(), core.Principal{ID: fmt.Sprintf("src-%d", i%3)})
+		if _, err := s.RecordValidation(vctx, core.ValidateRequest{ProjectID: p, QAID: id, Result: []string{"pass", "fail"}[i%2], SignalStrength: "strong"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, err := s.Stats(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.ExpiringSoon == 0 || before.ExpiringSoon == before.Total || before.Quarantined == 0 {
+		t.Fatalf("expiring soon %d of %d, quarantined %d: want some of each", before.ExpiringSoon, before.Total, before.Quarantined)
+	}
+	// Layout 2 as its writes left it: the buckets of each set in one set.
+	tag := s.k.tag(p)
+	seq, err := s.rdb.HGet(ctx, s.k.stats(p), "seq").Uint64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipe := s.rdb.Pipeline()
+	pipe.Rename(ctx, s.k.agg(p), tag+"k2:agg")
+	pipe.Rename(ctx, s.k.awaiting(p), tag+"k2:quar")
+	for b := uint64(0); b <= seq/docBucket; b++ {
+		doc := b * docBucket
+		pipe.Rename(ctx, s.k.shares(p, doc), tag+"k2:sh:"+fmt.Sprint(b))
+		pipe.ZUnionStore(ctx, tag+"k2:trust", &redis.ZStore{Keys: []string{tag + "k2:trust", s.k.byTrust(p, doc)}})
+		pipe.ZUnionStore(ctx, tag+"k2:ttl", &redis.ZStore{Keys: []string{tag + "k2:ttl", s.k.byExpiry(p, doc)}})
+		pipe.Del(ctx, s.k.byTrust(p, doc), s.k.byExpiry(p, doc))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after, err := s.Stats(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(before, after); d != "" {
+		t.Fatalf("statistics differ after the upgrade (-before +after):\n%s", d)
+	}
+	checkStats(t, s, []string{p})
+	if n, err := s.rdb.Exists(ctx, s.k.oldStatsKeys(p, seq)...).Result(); err != nil || n != 0 {
+		t.Errorf("%d keys of layout 2 left after the build (%v)", n, err)
+	}
+	for _, k := range []string{s.k.byTrust(p, 0), s.k.byExpiry(p, 299)} {
+		if enc, err := s.rdb.ObjectEncoding(ctx, k).Result(); err != nil || enc != "listpack" {
+			t.Errorf("%s is encoded %q (%v), want a listpack", k, enc, err)
+		}
 	}
 }
 

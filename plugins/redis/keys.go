@@ -95,15 +95,15 @@ func (k keys) lens(p string, doc uint64) string {
 	return k.tag(p) + "len:" + strconv.FormatUint(doc/lensBucket, 10)
 }
 
-// The kept statistics (agg.go) are in layout 2, under "k2:" keys; a
-// store written with layout 1 (oldStatsKeys) gets layout 2 built from its
-// records at its first Stats, and layout 1 deleted.
+// The kept statistics (agg.go) are in layout 3, under "k3:" keys; a
+// store written with layout 1 or 2 (oldStatsKeys) gets layout 3 built
+// from its records at its first Stats, and the older layouts deleted.
 
 // agg holds the project's kept statistics (agg.go): the counts of
 // core.AddCounts as fields ("t", "s:"/"l:"/"h:" + status, level, trust
 // bucket, "sh", "us", "pa", "fa", "st", "qu"), and aggBuilt once they hold
 // every QA.
-func (k keys) agg(p string) string { return k.tag(p) + "k2:agg" }
+func (k keys) agg(p string) string { return k.tag(p) + "k3:agg" }
 
 // aggLock is held by the one process building p's statistics.
 func (k keys) aggLock(p string) string { return k.tag(p) + "agg:lock" }
@@ -112,27 +112,44 @@ func (k keys) aggLock(p string) string { return k.tag(p) + "agg:lock" }
 // share of the statistics (shareOf), in buckets so each stays a compact
 // listpack hash (a document id field is a listpack integer).
 func (k keys) shares(p string, doc uint64) string {
-	return k.tag(p) + "k2:sh:" + strconv.FormatUint(doc/docBucket, 10)
+	return k.tag(p) + "k3:sh:" + strconv.FormatUint(doc/docBucket, 10)
 }
 
-// byTrust holds p's live QAs (qa_ids) scored by trust (top and worst).
-func (k keys) byTrust(p string) string { return k.tag(p) + "k2:trust" }
+// byTrust holds the live QAs (qa_ids) of p whose document ids share
+// doc/docBucket, scored by trust (top and worst): one sorted set per
+// bucket of documents, so each stays a compact listpack (Redis keeps
+// sorted sets of ≤ 128 members so; one set of a whole project costs
+// ~110 B a member). statsScript reads the ends of every bucket and
+// merges them.
+func (k keys) byTrust(p string, doc uint64) string {
+	return k.tag(p) + "k3:t:" + strconv.FormatUint(doc/docBucket, 10)
+}
 
-// byExpiry holds the document ids of p's QAs with an expiry, scored by it
-// in ms (expiring soon: only counted, so no qa_id is needed).
-func (k keys) byExpiry(p string) string { return k.tag(p) + "k2:ttl" }
+// byExpiry holds the document ids of the QAs of p with an expiry whose
+// ids share doc/docBucket, scored by it in ms (expiring soon: only
+// counted, so no qa_id is needed), a listpack per bucket like byTrust's.
+func (k keys) byExpiry(p string, doc uint64) string {
+	return k.tag(p) + "k3:e:" + strconv.FormatUint(doc/docBucket, 10)
+}
+
+// statsBuckets is the prefix of p's byTrust and byExpiry buckets
+// (statsScript appends "t:" or "e:" and the bucket).
+func (k keys) statsBuckets(p string) string { return k.tag(p) + "k3:" }
 
 // awaiting holds p's live quarantined QAs (qa_ids) scored by created_at
 // in ms (awaiting review).
-func (k keys) awaiting(p string) string { return k.tag(p) + "k2:quar" }
+func (k keys) awaiting(p string) string { return k.tag(p) + "k3:quar" }
 
-// oldStatsKeys are the keys of p's statistics in layout 1 (qa_id-keyed
-// shares of named counters, qa_id members in every set) for its documents
-// up to seq: deleted once layout 2 is built.
+// oldStatsKeys are the keys of p's statistics in layouts 1 (qa_id-keyed
+// shares of named counters, qa_id members in every set) and 2 (the
+// shares of layout 3, one by-trust and one by-expiry set per project)
+// for its documents up to seq: deleted once layout 3 is built.
 func (k keys) oldStatsKeys(p string, seq uint64) []string {
-	out := []string{k.tag(p) + "agg", k.tag(p) + "z:trust", k.tag(p) + "z:ttl", k.tag(p) + "z:quar"}
+	t := k.tag(p)
+	out := []string{t + "agg", t + "z:trust", t + "z:ttl", t + "z:quar", t + "k2:agg", t + "k2:trust", t + "k2:ttl", t + "k2:quar"}
 	for b := uint64(0); b <= seq/docBucket; b++ {
-		out = append(out, k.tag(p)+"sh:"+strconv.FormatUint(b, 10))
+		n := strconv.FormatUint(b, 10)
+		out = append(out, t+"sh:"+n, t+"k2:sh:"+n)
 	}
 	return out
 }

@@ -205,7 +205,8 @@ func (s *Store) keptStats(ctx context.Context, p string) (core.ProjectStats, boo
 	for _, e := range []core.StatsEnd{top, worst, awaiting} {
 		args = append(args, e.N, e.High, e.IDAsc)
 	}
-	v, err := s.eval(ctx, statsScript, []string{s.k.agg(p), s.k.byTrust(p), s.k.byExpiry(p), s.k.awaiting(p)}, args...).Slice()
+	args = append(args, s.k.statsBuckets(p))
+	v, err := s.eval(ctx, statsScript, []string{s.k.agg(p), s.k.stats(p), s.k.awaiting(p)}, args...).Slice()
 	if err != nil {
 		return core.ProjectStats{}, false, err
 	}
@@ -281,7 +282,7 @@ func (s *Store) asWrittenAll(ctx context.Context, p string, sts []*stored) (map[
 	reads := map[*stored]read{}
 	for _, st := range sts {
 		if st != nil {
-			reads[st] = read{pipe.HGet(ctx, s.k.shares(p, st.Doc), docField(st.Doc)), pipe.ZScore(ctx, s.k.byTrust(p), st.ID)}
+			reads[st] = read{pipe.HGet(ctx, s.k.shares(p, st.Doc), docField(st.Doc)), pipe.ZScore(ctx, s.k.byTrust(p, st.Doc), st.ID)}
 		}
 	}
 	if len(reads) == 0 {

@@ -416,41 +416,82 @@ return {3, j, n}
 `)
 
 // statsScript reads a project's kept statistics (agg.go) in one call.
-// KEYS: the agg hash, the by-trust, by-expiry and awaiting sets; ARGV:
-// the expiry bound in ms, then for the top, worst and awaiting ends
-// (core.StatsEnds) how many, from the high end, qa_ids ascending. Returns
-// the agg hash's fields and values, the ids of the three ends and the
-// count of expiries up to the bound. Members of one score are read in
-// groups, never more than asked for however many share it.
+// KEYS: the agg hash, the stats hash (its "seq" bounds the document
+// buckets), the awaiting set; ARGV: the expiry bound in ms, then for the
+// top, worst and awaiting ends (core.StatsEnds) how many, from the high
+// end, qa_ids ascending, then the prefix of the by-trust and by-expiry
+// buckets (keys.statsBuckets). Returns the agg hash's fields and values,
+// the ids of the three ends and the count of expiries up to the bound.
+// An end of the by-trust sets is the best of every bucket's end: each
+// bucket is read from its end a group of one score at a time, never more
+// than asked for however many share it, and not past the score of the
+// worst pick so far. qa_ids are compared byte by byte (Lua's < follows
+// the server's locale).
 var statsScript = redis.NewScript(`
-local function ends(k, j)
-  local want, high, idAsc = tonumber(ARGV[j]), ARGV[j + 1] == '1', ARGV[j + 2] == '1'
-  local out, bound = {}, nil
-  while #out < want do
+local byte = string.byte
+local function less(a, b)
+  for j = 1, math.min(#a, #b) do
+    local x, y = byte(a, j), byte(b, j)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+-- ends adds to c the first n members {score, id, score text} of set k
+-- from its high or low end, ids ascending or descending within a score,
+-- none past the score stop.
+local function ends(k, n, high, idAsc, stop, c)
+  local bound, got = nil, 0
+  while got < n do
     local g
     if high then
-      g = redis.call('ZREVRANGEBYSCORE', k, bound or '+inf', '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
+      g = redis.call('ZREVRANGEBYSCORE', k, bound or '+inf', stop or '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
     else
-      g = redis.call('ZRANGEBYSCORE', k, bound or '-inf', '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+      g = redis.call('ZRANGEBYSCORE', k, bound or '-inf', stop or '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
     end
     if #g == 0 then break end
     local sc = g[2]
     local m
     if idAsc then
-      m = redis.call('ZRANGEBYSCORE', k, sc, sc, 'LIMIT', 0, want - #out)
+      m = redis.call('ZRANGEBYSCORE', k, sc, sc, 'LIMIT', 0, n - got)
     else
-      m = redis.call('ZREVRANGEBYSCORE', k, sc, sc, 'LIMIT', 0, want - #out)
+      m = redis.call('ZREVRANGEBYSCORE', k, sc, sc, 'LIMIT', 0, n - got)
     end
-    for _, id in ipairs(m) do out[#out + 1] = id end
+    for _, id in ipairs(m) do c[#c + 1] = {tonumber(sc), id, sc} end
+    got = got + #m
     bound = '(' .. sc
   end
+end
+-- best is the ids of the end ARGV[j..j+2] of the sets ks.
+local function best(ks, j)
+  local n, high, idAsc = tonumber(ARGV[j]), ARGV[j + 1] == '1', ARGV[j + 2] == '1'
+  local function before(a, b)
+    if a[1] ~= b[1] then return (a[1] > b[1]) == high end
+    if idAsc then return less(a[2], b[2]) end
+    return less(b[2], a[2])
+  end
+  local c = {}
+  for _, k in ipairs(ks) do
+    local stop = nil
+    if #c >= n then stop = c[n][3] end
+    ends(k, n, high, idAsc, stop, c)
+    table.sort(c, before)
+    for x = #c, n + 1, -1 do c[x] = nil end
+  end
+  local out = {}
+  for x, e in ipairs(c) do out[x] = e[2] end
   return out
+end
+local last = math.floor(tonumber(redis.call('HGET', KEYS[2], 'seq') or '0') / 128) -- docBucket
+local trust, soon = {}, 0
+for b = 0, last do
+  trust[#trust + 1] = ARGV[11] .. 't:' .. b
+  soon = soon + redis.call('ZCOUNT', ARGV[11] .. 'e:' .. b, '-inf', ARGV[1])
 end
 return {
   redis.call('HGETALL', KEYS[1]),
-  ends(KEYS[2], 2),
-  ends(KEYS[2], 5),
-  ends(KEYS[4], 8),
-  redis.call('ZCOUNT', KEYS[3], '-inf', ARGV[1]),
+  best(trust, 2),
+  best(trust, 5),
+  best({KEYS[3]}, 8),
+  soon,
 }
 `)
