@@ -422,11 +422,12 @@ return {3, j, n}
 // end, qa_ids ascending, then the prefix of the by-trust and by-expiry
 // buckets (keys.statsBuckets). Returns the agg hash's fields and values,
 // the ids of the three ends and the count of expiries up to the bound.
-// An end of the by-trust sets is the best of every bucket's end: each
-// bucket is read from its end a group of one score at a time, never more
-// than asked for however many share it, and not past the score of the
-// worst pick so far. qa_ids are compared byte by byte (Lua's < follows
-// the server's locale).
+// An end of the by-trust sets is the best of every bucket's end, a bucket
+// whose lowest and highest scores cannot beat the picks so far skipped.
+// A set is read by rank, never more than asked for however many share a
+// score: every score a reply carries costs a parse and a format, and a
+// listpack's range by score parses every score it passes. qa_ids are
+// compared byte by byte (Lua's < follows the server's locale).
 var statsScript = redis.NewScript(`
 local byte = string.byte
 local function less(a, b)
@@ -436,62 +437,103 @@ local function less(a, b)
   end
   return #a < #b
 end
--- ends adds to c the first n members {score, id, score text} of set k
--- from its high or low end, ids ascending or descending within a score,
--- none past the score stop.
-local function ends(k, n, high, idAsc, stop, c)
-  local bound, got = nil, 0
-  while got < n do
-    local g
-    if high then
-      g = redis.call('ZREVRANGEBYSCORE', k, bound or '+inf', stop or '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
-    else
-      g = redis.call('ZRANGEBYSCORE', k, bound or '-inf', stop or '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
-    end
-    if #g == 0 then break end
-    local sc = g[2]
-    local m
-    if idAsc then
-      m = redis.call('ZRANGEBYSCORE', k, sc, sc, 'LIMIT', 0, n - got)
-    else
-      m = redis.call('ZREVRANGEBYSCORE', k, sc, sc, 'LIMIT', 0, n - got)
-    end
-    for _, id in ipairs(m) do c[#c + 1] = {tonumber(sc), id, sc} end
-    got = got + #m
-    bound = '(' .. sc
-  end
-end
--- best is the ids of the end ARGV[j..j+2] of the sets ks.
-local function best(ks, j)
-  local n, high, idAsc = tonumber(ARGV[j]), ARGV[j + 1] == '1', ARGV[j + 2] == '1'
-  local function before(a, b)
-    if a[1] ~= b[1] then return (a[1] > b[1]) == high end
-    if idAsc then return less(a[2], b[2]) end
+-- An end: ARGV[j..j+2] (how many, from the high end, ids ascending) and
+-- its picks so far, c: {score, id}, best first.
+local function newEnd(j)
+  local e = {n = tonumber(ARGV[j]), high = ARGV[j + 1] == '1', idAsc = ARGV[j + 2] == '1', c = {}}
+  e.before = function(a, b)
+    if a[1] ~= b[1] then return (a[1] > b[1]) == e.high end
+    if e.idAsc then return less(a[2], b[2]) end
     return less(b[2], a[2])
   end
-  local c = {}
-  for _, k in ipairs(ks) do
-    local stop = nil
-    if #c >= n then stop = c[n][3] end
-    ends(k, n, high, idAsc, stop, c)
-    table.sort(c, before)
-    for x = #c, n + 1, -1 do c[x] = nil end
+  return e
+end
+-- add puts {score, id} among e's picks, if it is one of the first e.n.
+local function add(e, sc, id)
+  local c, p = e.c, {tonumber(sc), id}
+  local x = #c
+  if x >= e.n then
+    if not e.before(p, c[x]) then return end
+    c[x] = nil
+    x = x - 1
   end
+  while x > 0 and e.before(p, c[x]) do
+    c[x + 1] = c[x]
+    x = x - 1
+  end
+  c[x + 1] = p
+end
+-- pick adds to e's picks the first e.n members of set k, whose lowest
+-- and highest members are lom and him, their scores lo and hi (texts),
+-- from e's end. By rank from an
+-- end, members of one score come ids descending from the high end,
+-- ascending from the low end; when the other order is asked for and the
+-- n-th member's score goes on past it, its members come from that
+-- score's other side.
+local function pick(e, k, lom, lo, him, hi)
+  local n, c = e.n, e.c
+  if #c >= n then
+    local cut = c[n][1]
+    if (e.high and tonumber(hi) < cut) or (not e.high and tonumber(lo) > cut) then return end
+  end
+  local near, far, farScore = 'ZRANGE', 'ZREVRANGE', hi
+  if e.high then near, far, farScore = 'ZREVRANGE', 'ZRANGE', lo end
+  if lo == hi then
+    -- One score: its members in the order asked for from one end, the
+    -- first of them (the set's lowest or highest member) known.
+    local side, first = near, lom
+    if e.idAsc == e.high then side = far end
+    if side == 'ZREVRANGE' then first = him end
+    if #c >= n and not e.before({tonumber(lo), first}, c[n]) then return end
+    for _, id in ipairs(redis.call(side, k, 0, n - 1)) do add(e, lo, id) end
+    return
+  end
+  local g = redis.call(near, k, 0, n, 'WITHSCORES')
+  local last, j = g[2 * n], 0
+  if #g <= 2 * n or g[2 * n + 2] ~= last or e.idAsc ~= e.high then
+    for x = 1, math.min(#g / 2, n) do add(e, g[2 * x], g[2 * x - 1]) end
+    return
+  end
+  while g[2 * j + 2] ~= last do
+    add(e, g[2 * j + 2], g[2 * j + 1])
+    j = j + 1
+  end
+  -- The rank, from the far end, where the n-th member's score starts.
+  local from = 0
+  if farScore ~= last then
+    if e.high then
+      from = redis.call('ZCOUNT', k, '-inf', '(' .. last)
+    else
+      from = redis.call('ZCOUNT', k, '(' .. last, '+inf')
+    end
+  end
+  for _, id in ipairs(redis.call(far, k, from, from + n - j - 1)) do add(e, last, id) end
+end
+-- ends is set k's lowest and highest members and their scores (nothing
+-- when it is empty).
+local function ends(k)
+  local lo = redis.call('ZRANGE', k, 0, 0, 'WITHSCORES')
+  if #lo == 0 then return nil end
+  local hi = redis.call('ZREVRANGE', k, 0, 0, 'WITHSCORES')
+  return lo[1], lo[2], hi[1], hi[2]
+end
+local function ids(e)
   local out = {}
-  for x, e in ipairs(c) do out[x] = e[2] end
+  for x, p in ipairs(e.c) do out[x] = p[2] end
   return out
 end
-local last = math.floor(tonumber(redis.call('HGET', KEYS[2], 'seq') or '0') / 128) -- docBucket
-local trust, soon = {}, 0
-for b = 0, last do
-  trust[#trust + 1] = ARGV[11] .. 't:' .. b
+local top, worst, awaiting = newEnd(2), newEnd(5), newEnd(8)
+local soon = 0
+for b = 0, math.floor(tonumber(redis.call('HGET', KEYS[2], 'seq') or '0') / 128) do -- docBucket
+  local k = ARGV[11] .. 't:' .. b
+  local lom, lo, him, hi = ends(k)
+  if lom then
+    pick(top, k, lom, lo, him, hi)
+    pick(worst, k, lom, lo, him, hi)
+  end
   soon = soon + redis.call('ZCOUNT', ARGV[11] .. 'e:' .. b, '-inf', ARGV[1])
 end
-return {
-  redis.call('HGETALL', KEYS[1]),
-  best(trust, 2),
-  best(trust, 5),
-  best({KEYS[3]}, 8),
-  soon,
-}
+local lom, lo, him, hi = ends(KEYS[3])
+if lom then pick(awaiting, KEYS[3], lom, lo, him, hi) end
+return {redis.call('HGETALL', KEYS[1]), ids(top), ids(worst), ids(awaiting), soon}
 `)
