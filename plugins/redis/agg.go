@@ -284,9 +284,9 @@ func (s *Store) buildStats(ctx context.Context, p string) (bool, error) {
 	return true, s.rdb.HSet(ctx, s.k.agg(p), aggBuilt, "1").Err()
 }
 
-// dropOldStats deletes p's statistics in layout 1 (keys.oldStatsKeys),
-// 512 keys a round trip; before the build marks layout 2 built, so a
-// build stopped before this step does it again.
+// dropOldStats deletes p's statistics in layouts 1 and 2
+// (keys.oldStatsKeys), 512 keys a round trip; before the build marks
+// layout 3 built, so a build stopped before this step does it again.
 func (s *Store) dropOldStats(ctx context.Context, p string) error {
 	seq, err := s.rdb.HGet(ctx, s.k.stats(p), "seq").Uint64()
 	if err != nil && !errors.Is(err, redis.Nil) {
