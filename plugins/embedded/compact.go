@@ -24,7 +24,8 @@ const compactTxBytes = 32 << 20
 // bulk import leaves much of it free and its pages partly filled: each
 // transaction copies on write every page it touches (most posting and df
 // pages, for a batch of 500 QAs), and keys inserted out of order split
-// pages in halves. memex qa import calls it after an import.
+// pages in halves. memex qa import calls it after an import, and Open
+// after an upgrade.
 //
 // The copy is written beside the file (<path>.compact), synced, and
 // renamed over the file while Compact holds both the gate and the file's
@@ -39,6 +40,11 @@ func (s *Store) Compact(ctx context.Context) (bool, error) {
 	if s.cfg.keepOpen {
 		return false, errors.New("embedded: compact: not in keep-open mode")
 	}
+	return s.compact(ctx)
+}
+
+// compact is Compact in either mode, for a Store that holds no handle.
+func (s *Store) compact(ctx context.Context) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// Wait for this process's operations in flight to release the file.

@@ -157,9 +157,24 @@ func Open(path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.prepare(db); err != nil {
+	upgraded, err := s.prepare(db)
+	if err != nil {
 		s.closeDB(db)
 		return nil, fmt.Errorf("embedded: open %s: %w", path, err)
+	}
+	if upgraded {
+		// The pages of the older schema are free: give them back (in
+		// either mode, before the Store holds a handle).
+		s.closeDB(db)
+		if _, err := s.compact(context.Background()); err != nil {
+			s.log.Warn("compact the upgraded store", "error", err)
+		}
+		if !cfg.keepOpen {
+			return s, nil
+		}
+		if db, err = s.openDB(context.Background(), false); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.keepOpen {
 		// A long-lived store (memex serve) commits concurrent writers
@@ -173,22 +188,23 @@ func Open(path string, opts ...Option) (*Store, error) {
 }
 
 // prepare brings the file open read-write in db to the current schema:
-// a version 1 store is upgraded, what is missing is created (initSchema).
-func (s *Store) prepare(db *bolt.DB) error {
+// a version 1 store is upgraded (it reports whether), what is missing is
+// created (initSchema).
+func (s *Store) prepare(db *bolt.DB) (bool, error) {
 	var version int
 	if err := db.View(func(tx *bolt.Tx) (err error) {
 		version, err = storedVersion(tx)
 		return err
 	}); err != nil {
-		return err
+		return false, err
 	}
 	if version == 1 {
 		if err := s.upgradeV1(db); err != nil {
-			return fmt.Errorf("upgrade from schema 1: %w", err)
+			return false, fmt.Errorf("upgrade from schema 1: %w", err)
 		}
 		s.log.Info("upgraded store to schema 2", "path", s.path)
 	}
-	return db.Update(s.initSchema)
+	return version == 1, db.Update(s.initSchema)
 }
 
 // initialized reports whether the file exists with every bucket and the

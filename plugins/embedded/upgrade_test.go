@@ -212,6 +212,10 @@ func TestUpgradeFixture(t *testing.T) {
 					t.Errorf("bucket %s missing after the upgrade", b)
 				}
 			}
+			// The upgrade gave back the pages of schema 1.
+			if did, err := newTestStoreAt(t, path).Compact(t.Context()); err != nil || did {
+				t.Errorf("Compact after the upgrade = %v, %v; want false (compacted by the upgrade)", did, err)
+			}
 			got := readContents(t, path, 2)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("upgraded contents differ from schema 1 (-v1 +v2):\n%s", diff)
