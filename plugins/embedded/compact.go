@@ -75,16 +75,21 @@ func (s *Store) compact(ctx context.Context) (bool, error) {
 	if worth, err := s.worthCompacting(db); err != nil || !worth {
 		return false, err
 	}
-	tmp := s.path + ".compact"
+	// The file a symbolic link leads to is replaced, not the link.
+	file, err := filepath.EvalSymlinks(s.path)
+	if err != nil {
+		return false, fmt.Errorf("embedded: compact: %w", err)
+	}
+	tmp := file + ".compact"
 	if err := copyCompacted(db, tmp); err != nil {
 		_ = os.Remove(tmp)
 		return false, fmt.Errorf("embedded: compact %s: %w", s.path, err)
 	}
-	if err := os.Rename(tmp, s.path); err != nil {
+	if err := os.Rename(tmp, file); err != nil {
 		_ = os.Remove(tmp)
 		return false, fmt.Errorf("embedded: compact %s: %w", s.path, err)
 	}
-	if err := syncDir(filepath.Dir(s.path)); err != nil {
+	if err := syncDir(filepath.Dir(file)); err != nil {
 		return true, fmt.Errorf("embedded: compact %s: %w", s.path, err)
 	}
 	return true, nil

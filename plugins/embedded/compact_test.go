@@ -129,6 +129,31 @@ func TestCompact(t *testing.T) {
 	}
 }
 
+// TestCompactThroughSymlink: a store opened through a symbolic link is
+// compacted in the file the link leads to; the link stays.
+func TestCompactThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	file, link := filepath.Join(dir, "real.db"), filepath.Join(dir, "memex.db")
+	if err := os.Symlink("real.db", link); err != nil {
+		t.Skip("no symbolic links:", err)
+	}
+	s := newTestStoreAt(t, link)
+	importInBatches(t, s, coretest.Corpus(500, "p", 6))
+	before, size := fileContents(t, file), fileSize(t, file)
+	if did, err := s.Compact(t.Context()); err != nil || !did {
+		t.Fatalf("Compact = %v, %v; want true", did, err)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("%s is no longer a symbolic link: %v, %v", link, st, err)
+	}
+	if got := fileSize(t, file); got >= size {
+		t.Errorf("%s: %d bytes after compaction, %d before", file, got, size)
+	}
+	if got := fileContents(t, file); len(got) != len(before) {
+		t.Errorf("%d keys after compaction, %d before", len(got), len(before))
+	}
+}
+
 // TestCompactWhileAnotherWrites: another Store on the file (its own
 // handle and locks, as another process has) writes candidates one by one
 // while the file is compacted and put in its place: every write it had
