@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/core/coretest"
 )
 
@@ -75,8 +77,9 @@ func TestOpenReadOnlyWhenInitialized(t *testing.T) {
 	}
 }
 
-// TestPackedBuckets checks that the buckets keyed by doc id fill their
-// pages (imports append to them), and that the file grows by growBytes.
+// TestPackedBuckets checks that the buckets keyed by doc id and the
+// audit log fill their pages (imports and runs append to them), and that
+// the file grows by growBytes.
 func TestPackedBuckets(t *testing.T) {
 	s, err := Open(filepath.Join(t.TempDir(), "memex.db"))
 	if err != nil {
@@ -89,8 +92,17 @@ func TestPackedBuckets(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	for i := range 200 { // a run's entries, run after run, in two projects
+		es := make([]core.AuditEntry, 5)
+		for j := range es {
+			es[j] = core.AuditEntry{ProjectID: []string{"p", "q"}[i%2], Action: "hit", QAID: recs[i].QAID, RunID: fmt.Sprint("run-", i)}
+		}
+		if err := s.AppendAudits(t.Context(), es); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := s.view(t.Context(), "check", func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bDocs, bQA, bTerms} {
+		for _, name := range [][]byte{bDocs, bQA, bTerms, bAudit} {
 			st := tx.Bucket(name).Stats()
 			if fill := float64(st.LeafInuse) / float64(st.LeafAlloc); fill < 0.8 {
 				t.Errorf("bucket %s: pages %.0f%% full, want ≥ 80%%", name, 100*fill)

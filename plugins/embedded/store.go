@@ -450,12 +450,13 @@ func (s *Store) update(ctx context.Context, op string, fn func(*bolt.Tx) error) 
 	return nil
 }
 
-// packBuckets fills the pages of the buckets keyed by doc id: doc ids only
-// grow (the docs bucket's sequence), so new keys are appended, and bbolt,
-// which splits a full page at FillPercent (one half by default), would
-// leave every page half empty for good.
+// packBuckets fills the pages of the buckets keyed by doc id and of the
+// audit log: doc ids only grow (the docs bucket's sequence), and a
+// project's audit entries come in time order, so new keys are appended,
+// and bbolt, which splits a full page at FillPercent (one half by
+// default), would leave every page half empty for good.
 func packBuckets(tx *bolt.Tx) {
-	for _, name := range [][]byte{bDocs, bQA, bTerms} {
+	for _, name := range [][]byte{bDocs, bQA, bTerms, bAudit} {
 		if b := tx.Bucket(name); b != nil {
 			b.FillPercent = 1
 		}
