@@ -1,6 +1,10 @@
 package redisstore
 
-import "github.com/memex-dev/memex/retrieval"
+import (
+	"math/bits"
+
+	"github.com/memex-dev/memex/retrieval"
+)
 
 // plist is a posting list decoded once, when it is read from Redis, and
 // kept so in the index cache: a search walks plain arrays instead of
@@ -20,6 +24,64 @@ type plist struct {
 	// lens tells whether the field lengths are attached. A list never
 	// changes once shared: attaching makes a new one.
 	lens bool
+	// rank finds a document in a dense list without a search (nil: the
+	// list is short or sparse).
+	rank *docRank
+}
+
+// docRank is a bitmap of a dense list's documents with the count of
+// those before each word: a document's index in the list is a bit test
+// and a popcount (the rescoring of common terms looks a few hundred
+// candidates up in lists of tens of thousands).
+type docRank struct {
+	first uint32   // the doc id of bit 0 of words[0] (a multiple of 64)
+	words []uint64 // bit b of words[w]: the list holds first + 64w + b
+	ranks []uint32 // ranks[w]: the list's documents before words[w]
+}
+
+// Lists shorter than rankMinDocs, or with fewer than one document in
+// rankMinDensity of their span of ids, get no docRank: it would cost more
+// than half the list's own memory (12 bytes per 64 ids against 12 per
+// posting) or save little. (At 100k QAs the index cache holds 8 % more.)
+const (
+	rankMinDocs    = 128
+	rankMinDensity = 32
+)
+
+// newDocRank indexes docs (ascending), or returns nil when they are too
+// few or too sparse.
+func newDocRank(docs []uint32) *docRank {
+	if len(docs) < rankMinDocs {
+		return nil
+	}
+	first := docs[0] &^ 63
+	n := int((docs[len(docs)-1]-first)/64) + 1
+	if n*64 > len(docs)*rankMinDensity {
+		return nil
+	}
+	r := &docRank{first: first, words: make([]uint64, n), ranks: make([]uint32, n)}
+	for _, d := range docs {
+		r.words[(d-first)/64] |= 1 << ((d - first) % 64)
+	}
+	var seen uint32
+	for w, word := range r.words {
+		r.ranks[w] = seen
+		seen += uint32(bits.OnesCount64(word))
+	}
+	return r
+}
+
+// index returns the index of doc in the list, or -1 when it does not
+// hold doc.
+func (r *docRank) index(doc uint32) int {
+	if doc < r.first {
+		return -1
+	}
+	w, bit := (doc-r.first)/64, uint64(1)<<((doc-r.first)%64)
+	if int(w) >= len(r.words) || r.words[w]&bit == 0 {
+		return -1
+	}
+	return int(r.ranks[w]) + bits.OnesCount64(r.words[w]&(bit-1))
 }
 
 // packPost packs a posting's term frequencies and field lengths, 16 bits
@@ -53,7 +115,7 @@ func setPosting(p *retrieval.Posting, doc, v uint64) {
 // not stored, zero lengths, as lensOf reads them): one lookup per bucket,
 // the documents being in order.
 func (l *plist) withLens(buckets map[uint64]string) *plist {
-	out := &plist{docs: l.docs, post: make([]uint64, len(l.post)), lens: true}
+	out := &plist{docs: l.docs, post: make([]uint64, len(l.post)), lens: true, rank: l.rank}
 	cur, bucket := ^uint32(0), ""
 	for i, d := range l.docs {
 		if n := d / lensBucket; n != cur {
@@ -77,7 +139,11 @@ func (l *plist) size() int64 {
 	if l == nil {
 		return 0
 	}
-	return int64(4*cap(l.docs) + 8*cap(l.post) + 4*cap(l.buckets) + 88)
+	n := int64(4*cap(l.docs) + 8*cap(l.post) + 4*cap(l.buckets) + 96)
+	if l.rank != nil {
+		n += int64(8*cap(l.rank.words) + 4*cap(l.rank.ranks) + 56)
+	}
+	return n
 }
 
 // decodeList decodes a packed list (codec.go): a corrupt tail is ignored,
@@ -129,6 +195,7 @@ func decodeList(list string) *plist {
 		l.docs = append([]uint32(nil), l.docs...)
 		l.post = append([]uint64(nil), l.post...)
 	}
+	l.rank = newDocRank(l.docs)
 	return l
 }
 

@@ -122,11 +122,20 @@ func (src *source) TermFreqsPerTerm() bool { return true }
 
 // walkCandidates calls fn with the index in cands (sorted, one scope: the
 // low 32 bits are the scope's doc ids) and the packed posting (packPost)
-// of each candidate l (lengths attached) holds: a galloping search from
-// one candidate to the next, so a few hundred candidates in a list of 90k
-// postings touch a fraction of it.
+// of each candidate l (lengths attached) holds: looked up in the list's
+// docRank when it has one, else a galloping search from one candidate to
+// the next, so a few hundred candidates in a list of 90k postings touch a
+// fraction of it.
 func walkCandidates(l *plist, cands []uint64, fn func(k int, post uint64)) {
 	if l == nil {
+		return
+	}
+	if r := l.rank; r != nil {
+		for k, c := range cands {
+			if i := r.index(uint32(c)); i >= 0 {
+				fn(k, l.post[i])
+			}
+		}
 		return
 	}
 	i := 0

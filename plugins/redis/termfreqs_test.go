@@ -119,6 +119,15 @@ func TestTermFreqsMatchPostings(t *testing.T) {
 	if long == 0 {
 		t.Fatal("no long list: the galloping search is not exercised")
 	}
+	ranked := map[bool]int{}
+	for _, sc := range src.scopes {
+		for _, l := range sc.lists {
+			ranked[l.rank != nil]++
+		}
+	}
+	if ranked[true] == 0 || ranked[false] == 0 {
+		t.Fatalf("lists with and without a docRank: %v, want both", ranked)
+	}
 	ctx := t.Context()
 	terms := []string{"w0", "w3", "w7", "w38", "absent"}
 	var docs []uint64
@@ -184,5 +193,34 @@ func TestTermFreqsMatchPostings(t *testing.T) {
 		if diff := cmp.Diff(slow, fast); diff != "" {
 			t.Errorf("%q: hits differ (-postings +TermFreqs):\n%s", q, diff)
 		}
+	}
+}
+
+// TestDocRank checks a docRank's index of every id around a dense list's
+// documents (its first one not on a word boundary) against a search.
+func TestDocRank(t *testing.T) {
+	var docs []uint32
+	for d := uint32(70); d < 9000; d += 1 + d%5 {
+		docs = append(docs, d)
+	}
+	r := newDocRank(docs)
+	if r == nil {
+		t.Fatal("a dense list of 2,000 documents has no docRank")
+	}
+	for d := uint32(0); d < 9100; d++ {
+		want, ok := slices.BinarySearch(docs, d)
+		if !ok {
+			want = -1
+		}
+		if got := r.index(d); got != want {
+			t.Fatalf("index(%d) = %d, want %d", d, got, want)
+		}
+	}
+	sparse := make([]uint32, 300)
+	for i := range sparse {
+		sparse[i] = uint32(i) * 64 * rankMinDensity
+	}
+	if newDocRank(sparse) != nil || newDocRank(docs[:rankMinDocs-1]) != nil {
+		t.Error("a sparse or short list has a docRank")
 	}
 }
