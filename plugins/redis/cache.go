@@ -22,10 +22,21 @@ import (
 // The cache is bounded by bytes; past the bound it is emptied (simple, and
 // the next searches refill what is hot; two generations measured no
 // better, and worse where the working set fits the whole bound but not
-// half of it).
+// half of it). It is kept by owner, then by scope and term or by number:
+// a search's look-ups hash a term or a number in maps of one owner's data,
+// small enough to stay in the processor's caches (one map keyed by owner,
+// scope and term costs a prompt-style search twice as much).
 type indexCache struct {
-	mu      sync.Mutex
-	entries genMap[cacheKey, cacheEntry]
+	mu     sync.Mutex
+	max    int64
+	bytes  int64
+	owners map[string]*ownerCache
+}
+
+// ownerCache is what the cache holds of one owner's index.
+type ownerCache struct {
+	lists  map[string]map[string]cacheEntry   // scope → term → list
+	values [kindDoc + 1]map[uint64]cacheEntry // kindLens, kindDoc: by number
 }
 
 // The kinds of cached data: a scope's posting list of a term, a lens
@@ -36,14 +47,6 @@ const (
 	kindDoc
 )
 
-// cacheKey names one cached piece of an owner's index: scope and term for
-// a list, n for a lens bucket or a docs entry.
-type cacheKey struct {
-	kind               byte
-	owner, scope, term string
-	n                  uint64
-}
-
 // cacheEntry is a piece of the index as of version iv.
 type cacheEntry struct {
 	iv   string
@@ -53,15 +56,35 @@ type cacheEntry struct {
 
 // cacheSize is an entry's approximate memory: its strings, the list, and
 // a fixed estimate for the map entry.
-func cacheSize(k cacheKey, e cacheEntry) int64 {
-	return int64(len(k.owner)+len(k.scope)+len(k.term)+len(e.iv)+len(e.val)+96) + e.list.size()
+func cacheSize(owner, scope, term string, e cacheEntry) int64 {
+	return int64(len(owner)+len(scope)+len(term)+len(e.iv)+len(e.val)+96) + e.list.size()
 }
 
 func newIndexCache(max int64) *indexCache {
 	if max <= 0 {
 		return nil
 	}
-	return &indexCache{entries: newGenMap(max, 1, cacheSize)}
+	return &indexCache{max: max, owners: map[string]*ownerCache{}}
+}
+
+// reserve accounts for n more bytes, emptying the cache first when they
+// would take it past its bound (c.mu held). Maps taken from the cache
+// before are then no longer in it.
+func (c *indexCache) reserve(n int64) {
+	if c.bytes+n > c.max {
+		c.owners, c.bytes = map[string]*ownerCache{}, 0
+	}
+	c.bytes += n
+}
+
+// ownerOf is owner's part of the cache, made when absent (c.mu held).
+func (c *indexCache) ownerOf(owner string) *ownerCache {
+	o := c.owners[owner]
+	if o == nil {
+		o = &ownerCache{lists: map[string]map[string]cacheEntry{}}
+		c.owners[owner] = o
+	}
+	return o
 }
 
 // postings returns the cached lists of terms in scope, each with the
@@ -73,8 +96,13 @@ func (c *indexCache) postings(owner, scope string, terms []string) map[string]ca
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make(map[string]cacheEntry, len(terms))
+	o := c.owners[owner]
+	if o == nil {
+		return out
+	}
+	lists := o.lists[scope]
 	for _, t := range terms {
-		if e, ok := c.entries.get(cacheKey{kind: kindList, owner: owner, scope: scope, term: t}); ok {
+		if e, ok := lists[t]; ok {
 			out[t] = e
 		}
 	}
@@ -104,10 +132,21 @@ func (c *indexCache) putLists(owner, iv, scope string, lists map[string]*plist, 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for t, l := range lists {
-		k := cacheKey{kind: kindList, owner: owner, scope: scope, term: t}
-		if replace(c.entries.get(k)) {
-			c.entries.put(k, cacheEntry{iv: iv, list: l})
+		held := c.ownerOf(owner).lists[scope]
+		old, ok := held[t]
+		if !replace(old, ok) {
+			continue
 		}
+		if ok {
+			c.bytes -= cacheSize(owner, scope, t, old)
+		}
+		e := cacheEntry{iv: iv, list: l}
+		c.reserve(cacheSize(owner, scope, t, e))
+		o := c.ownerOf(owner) // (another one if reserve emptied the cache)
+		if o.lists[scope] == nil {
+			o.lists[scope] = map[string]cacheEntry{}
+		}
+		o.lists[scope][t] = e
 	}
 }
 
@@ -119,8 +158,12 @@ func (c *indexCache) values(kind byte, owner, iv string, ns []uint64, out map[ui
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	var held map[uint64]cacheEntry
+	if o := c.owners[owner]; o != nil {
+		held = o.values[kind]
+	}
 	for _, n := range ns {
-		if e, ok := c.entries.get(cacheKey{kind: kind, owner: owner, n: n}); ok && e.iv == iv {
+		if e, ok := held[n]; ok && e.iv == iv {
 			out[n] = e.val
 		} else {
 			missing = append(missing, n)
@@ -137,9 +180,19 @@ func (c *indexCache) putValues(kind byte, owner, iv string, vals map[uint64]stri
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for n, v := range vals {
-		k := cacheKey{kind: kind, owner: owner, n: n}
-		if e, ok := c.entries.get(k); !ok || e.iv != iv {
-			c.entries.put(k, cacheEntry{iv: iv, val: v})
+		old, ok := c.ownerOf(owner).values[kind][n]
+		if ok && old.iv == iv {
+			continue
 		}
+		if ok {
+			c.bytes -= cacheSize(owner, "", "", old)
+		}
+		e := cacheEntry{iv: iv, val: v}
+		c.reserve(cacheSize(owner, "", "", e))
+		o := c.ownerOf(owner)
+		if o.values[kind] == nil {
+			o.values[kind] = map[uint64]cacheEntry{}
+		}
+		o.values[kind][n] = e
 	}
 }

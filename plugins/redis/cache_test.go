@@ -92,8 +92,8 @@ func TestIndexCacheBound(t *testing.T) {
 	c := newIndexCache(1000)
 	for i := range 100 {
 		c.putPostings("p", "v1", ownScope, map[string]*plist{string(rune('a'+i%26)) + string(rune('a'+i/26)): {docs: make([]uint32, 10), post: make([]uint64, 10)}})
-		if size := c.entries.bytes + c.entries.oldBytes; size > c.entries.limit {
-			t.Fatalf("cache holds %d bytes, bound %d", size, c.entries.limit)
+		if size := c.bytes; size > c.max {
+			t.Fatalf("cache holds %d bytes, bound %d", size, c.max)
 		}
 	}
 	if newIndexCache(0) != nil {

@@ -79,7 +79,7 @@ func BenchmarkSearchLoaded(b *testing.B) {
 			})
 			b.StopTimer()
 			s.cache.mu.Lock()
-			b.ReportMetric(float64(s.cache.entries.bytes+s.cache.entries.oldBytes)/(1<<20), "cacheMiB")
+			b.ReportMetric(float64(s.cache.bytes)/(1<<20), "cacheMiB")
 			s.cache.mu.Unlock()
 		})
 	}
