@@ -217,7 +217,9 @@ func runService(args []string, out io.Writer) error {
 				}
 			}
 			stopMix := mixValidations(client, svcURL, auth, *n, *mix)
+			redis0 := redisCPU(ctx, rdb)
 			s, err := loadPhase(client, svcURL+"/v1/qa/search", auth, bodies, *conc, *dur)
+			s.redisCPU = redisCPU(ctx, rdb) - redis0
 			mixed := stopMix()
 			if err != nil {
 				return fmt.Errorf("service round %d: %w", r+1, err)
@@ -227,10 +229,10 @@ func runService(args []string, out io.Writer) error {
 			}
 			bareRuns, svcRuns = append(bareRuns, b), append(svcRuns, s)
 			if *onlyService {
-				fmt.Fprintf(out, "round %d: service %.0f req/s (p50 %s, p99 %s, %s CPU/req, steal %.0f %%)\n", r+1, s.rate(), s.pct(0.50), s.pct(0.99), s.cpuPerReq(), s.stealPct())
+				fmt.Fprintf(out, "round %d: service %.0f req/s (p50 %s, p99 %s, %s CPU/req, Redis %s CPU/req, steal %.0f %%)\n", r+1, s.rate(), s.pct(0.50), s.pct(0.99), s.cpuPerReq(), s.redisPerReq(), s.stealPct())
 			} else {
-				fmt.Fprintf(out, "round %d: bare %.0f req/s (p99 %s, %s CPU/req, steal %.0f %%), service %.0f req/s (p50 %s, p99 %s, %s CPU/req, steal %.0f %%), ratio %.1f %%\n",
-					r+1, b.rate(), b.pct(0.99), b.cpuPerReq(), b.stealPct(), s.rate(), s.pct(0.50), s.pct(0.99), s.cpuPerReq(), s.stealPct(), 100*s.rate()/b.rate())
+				fmt.Fprintf(out, "round %d: bare %.0f req/s (p99 %s, %s CPU/req, steal %.0f %%), service %.0f req/s (p50 %s, p99 %s, %s CPU/req, Redis %s CPU/req, steal %.0f %%), ratio %.1f %%\n",
+					r+1, b.rate(), b.pct(0.99), b.cpuPerReq(), b.stealPct(), s.rate(), s.pct(0.50), s.pct(0.99), s.cpuPerReq(), s.redisPerReq(), s.stealPct(), 100*s.rate()/b.rate())
 			}
 		}
 	}
@@ -281,6 +283,8 @@ func runService(args []string, out io.Writer) error {
 		}
 		fmt.Fprintf(out, "| CPU time of this process per request (load generator and servers; Redis not included) | — | service %s, bare %s (median of rounds) |\n",
 			medianCPU(svcRuns), medianCPU(bareRuns))
+		fmt.Fprintf(out, "| CPU time of the Redis server per search (INFO cpu; every client of the server counts) | — | %s (median of rounds) |\n",
+			medianRedisCPU(svcRuns))
 	}
 	if val != nil {
 		exact := "exact"
@@ -541,7 +545,10 @@ type phase struct {
 	elapsed time.Duration
 	errors  int64
 	cpu     time.Duration // this process's CPU time (client and servers)
-	steal   int64         // the machine's stolen CPU time (stealTicks)
+	// redisCPU is the Redis server's CPU time (INFO cpu) over the phase,
+	// set by the caller for phases that use it.
+	redisCPU time.Duration
+	steal    int64 // the machine's stolen CPU time (stealTicks)
 }
 
 // cpuPerReq is the process's CPU time per completed request: less
@@ -551,6 +558,32 @@ func (p phase) cpuPerReq() time.Duration {
 		return 0
 	}
 	return (p.cpu / time.Duration(len(p.lat))).Round(time.Microsecond)
+}
+
+// redisPerReq is the Redis server's CPU time per completed request.
+func (p phase) redisPerReq() time.Duration {
+	if len(p.lat) == 0 {
+		return 0
+	}
+	return (p.redisCPU / time.Duration(len(p.lat))).Round(time.Microsecond)
+}
+
+// redisCPU is the Redis server's CPU time so far (INFO cpu: used_cpu_sys
+// plus used_cpu_user, its threads together); 0 where unknown.
+func redisCPU(ctx context.Context, rdb *redis.Client) time.Duration {
+	info, err := rdb.Info(ctx, "cpu").Result()
+	if err != nil {
+		return 0
+	}
+	var sum float64
+	for _, line := range strings.Split(info, "\n") {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
+		if k == "used_cpu_sys" || k == "used_cpu_user" {
+			x, _ := strconv.ParseFloat(v, 64)
+			sum += x
+		}
+	}
+	return time.Duration(sum * float64(time.Second))
 }
 
 func processCPU() time.Duration {
@@ -824,6 +857,14 @@ func medianCPU(ps []phase) time.Duration {
 	xs := make([]float64, len(ps))
 	for i, p := range ps {
 		xs[i] = float64(p.cpuPerReq())
+	}
+	return time.Duration(median(xs)).Round(time.Microsecond)
+}
+
+func medianRedisCPU(ps []phase) time.Duration {
+	xs := make([]float64, len(ps))
+	for i, p := range ps {
+		xs[i] = float64(p.redisPerReq())
 	}
 	return time.Duration(median(xs)).Round(time.Microsecond)
 }
