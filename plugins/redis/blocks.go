@@ -16,7 +16,7 @@ const scanBlock = 256
 // source's block of scanBlock postings and handed to fn a block at a
 // time, the context checked between blocks.
 func (src *source) ScanPostings(ctx context.Context, term string, fn func([]retrieval.Posting)) error {
-	buf := &src.block
+	buf := &src.buffers().block
 	for i, sc := range src.scopes {
 		l := sc.lists[term]
 		if l == nil {

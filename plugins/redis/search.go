@@ -210,6 +210,7 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 	// the rest (and the postings only they would need), and their records
 	// are never read.
 	hits, err := s.scorer.SearchTerms(ctx, src, src.terms, ledger.SearchCandidates(req.Limit), req.MinScore)
+	src.release()
 	if err != nil {
 		return nil, s.wrap(ctx, op, err)
 	}

@@ -112,6 +112,8 @@ type Store struct {
 	scorer   *retrieval.Scorer
 	cache    *indexCache // nil: off
 	heads    *headMemo   // nil: off
+	// scratch holds the *scanScratch of searches done, for the next ones.
+	scratch sync.Pool
 	// headReads counts the records searches read from Redis to rank on
 	// (the heads the memo did not hold current).
 	headReads atomic.Int64
