@@ -57,6 +57,7 @@ func runService(args []string, out io.Writer) error {
 	openRate := fs.Float64("rate", 0, "also measure search latency in an open loop: the -c clients together send this many requests per second on a fixed schedule (latency counted from each request's scheduled time, so queueing is included); 0: skip")
 	mix := fs.Float64("mix", 0, "send this many passing validations per second (of random QAs of the project) alongside each service search phase: searches then see records change, as in a team's use; 0: none")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed phases (client and servers: one process) to this file")
+	memProfile := fs.String("memprofile", "", "write the process's allocations (pprof allocs: the load and every phase) to this file at the end")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -204,6 +205,13 @@ func runService(args []string, out io.Writer) error {
 		}
 		defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
 	}
+	if *memProfile != "" {
+		defer func() {
+			if err := writeAllocs(*memProfile); err != nil {
+				fmt.Fprintln(os.Stderr, "memex-bench: -memprofile:", err)
+			}
+		}()
+	}
 	var bareRuns, svcRuns []phase
 	if !*skipSearch {
 		// Warm up both (connections, Redis pages, JIT of nothing: Go).
@@ -307,6 +315,18 @@ func runService(args []string, out io.Writer) error {
 }
 
 func maxProcs() int { return runtime.GOMAXPROCS(0) }
+
+func writeAllocs(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
 
 // serviceQueries are n search queries that have answers in the corpus of
 // size corpus: "question" is a stored question (a search typed by hand for
