@@ -37,6 +37,10 @@ type indexCache struct {
 type ownerCache struct {
 	lists  map[string]map[string]cacheEntry   // scope → term → list
 	values [kindDoc + 1]map[uint64]cacheEntry // kindLens, kindDoc: by number
+	// blank: the owner was never written (neverWritten) when a search
+	// last read its index version, so it has no lists to look up (the
+	// global project of a team that does not use it).
+	blank bool
 }
 
 // The kinds of cached data: a scope's posting list of a term, a lens
@@ -85,6 +89,31 @@ func (c *indexCache) ownerOf(owner string) *ownerCache {
 		c.owners[owner] = o
 	}
 	return o
+}
+
+// isBlank reports whether owner was never written when a search last
+// read its index version.
+func (c *indexCache) isBlank(owner string) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o := c.owners[owner]
+	return o != nil && o.blank
+}
+
+// setBlank records whether the index version of owner a search just read
+// is neverWritten.
+func (c *indexCache) setBlank(owner string, blank bool) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if o := c.owners[owner]; o != nil || blank {
+		c.ownerOf(owner).blank = blank
+	}
 }
 
 // postings returns the cached lists of terms in scope, each with the

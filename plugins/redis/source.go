@@ -243,6 +243,8 @@ func (c *termCmds) read() (map[string]*plist, error) {
 // version no longer current (no stats).
 type scopeCmds struct {
 	sc     *scope
+	blank  bool                  // the owner was never written: terms not looked up
+	terms  []string              // the scope's terms
 	cached map[string]cacheEntry // term → list taken from the cache
 	stats  *redis.SliceCmd
 	tc     *termCmds
@@ -250,8 +252,15 @@ type scopeCmds struct {
 }
 
 func (s *Store) queueScope(ctx context.Context, pipe redis.Pipeliner, sc *scope, terms []string) *scopeCmds {
-	c := &scopeCmds{sc: sc}
+	c := &scopeCmds{sc: sc, terms: terms}
 	c.stats = pipe.HMGet(ctx, s.k.stats(sc.owner), "n:"+sc.name, "q:"+sc.name, "a:"+sc.name, "iv", "hv")
+	if s.cache.isBlank(sc.owner) {
+		// Never written, it has no lists: none is looked up or read
+		// unless the version read with the stats says it was written
+		// since (fill).
+		c.blank, c.tc = true, &termCmds{}
+		return c
+	}
 	c.cached = s.cache.postings(sc.owner, sc.name, terms)
 	var fetch []string
 	for _, t := range terms {
@@ -332,6 +341,16 @@ func (s *Store) fill(c *scopeCmds) (stale []string, err error) {
 		sc.iv = iv
 	}
 	sc.lists = make(map[string]*plist, len(c.tc.terms)+len(c.cached))
+	if c.blank {
+		if iv == neverWritten {
+			return nil, nil
+		}
+		s.cache.setBlank(sc.owner, false)
+		return c.terms, nil // written since: every term is read
+	}
+	if iv == neverWritten {
+		s.cache.setBlank(sc.owner, true)
+	}
 	if err := s.takeLists(c); err != nil {
 		return nil, err
 	}
