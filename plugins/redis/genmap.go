@@ -1,26 +1,20 @@
 package redisstore
 
-// genMap is a map bounded by bytes, in one or two generations. With one,
-// it empties itself when an entry would take it past max. With two, the
-// current generation becomes the old one when it is full (max/2 bytes) and
-// the old one is dropped; a hit in the old one moves to the current one,
-// so what is used stays. Either way it holds at most max bytes (or one
-// entry larger than its generation). The caller locks.
+// genMap is a map bounded by bytes in two generations: the current
+// generation becomes the old one when it is full (max/2 bytes) and the old
+// one is dropped; a hit in the old one moves to the current one, so what
+// is used stays. It holds at most max bytes (or one entry larger than its
+// generation). The caller locks.
 type genMap[K comparable, V any] struct {
 	limit    int64            // the bytes of the current generation
-	keepOld  bool             // two generations
 	size     func(K, V) int64 // an entry's approximate memory
 	cur, old map[K]V
 	// bytes and oldBytes are the sizes of cur and old.
 	bytes, oldBytes int64
 }
 
-func newGenMap[K comparable, V any](max int64, gens int, size func(K, V) int64) genMap[K, V] {
-	g := genMap[K, V]{limit: max, size: size, cur: map[K]V{}}
-	if gens == 2 {
-		g.limit, g.keepOld = max/2, true
-	}
-	return g
+func newGenMap[K comparable, V any](max int64, size func(K, V) int64) genMap[K, V] {
+	return genMap[K, V]{limit: max / 2, size: size, cur: map[K]V{}}
 }
 
 // get finds k in either generation, moving a hit in the old one to the
@@ -45,9 +39,7 @@ func (g *genMap[K, V]) put(k K, v V) {
 	}
 	n := g.size(k, v)
 	if g.bytes+n > g.limit {
-		if g.keepOld {
-			g.old, g.oldBytes = g.cur, g.bytes
-		}
+		g.old, g.oldBytes = g.cur, g.bytes
 		g.cur, g.bytes = map[K]V{}, 0
 	}
 	g.cur[k] = v

@@ -41,7 +41,7 @@ func newHeadMemo(max int64) *headMemo {
 	if max <= 0 {
 		return nil
 	}
-	return &headMemo{heads: newGenMap(max, 2, headSize), owners: map[string]*ownerMemo{}}
+	return &headMemo{heads: newGenMap(max, headSize), owners: map[string]*ownerMemo{}}
 }
 
 // headSize is an entry's approximate memory: the decoded record (about its
