@@ -190,10 +190,10 @@ func walkCandidates(l *plist, cands []uint64, fn func(k int, post uint64)) {
 	}
 }
 
-// queryTerms are the distinct analysed terms of a query.
-func (s *Store) queryTerms(q string) []string {
+// distinctTerms are the distinct terms of an analysed query.
+func distinctTerms(all []string) []string {
 	var out []string
-	for _, t := range s.analyzer.Terms(q) {
+	for _, t := range all {
 		if t != "" && !slices.Contains(out, t) {
 			out = append(out, t)
 		}
@@ -395,8 +395,9 @@ func (s *Store) takeLists(c *scopeCmds) error {
 // the lists the cache held at a version no longer current. Lists the index
 // cache holds at the owner's current version are not read.
 func (s *Store) newSource(ctx context.Context, project, query string, ownOnly bool) (*source, error) {
-	terms := s.queryTerms(query)
-	src := &source{iv: map[string]string{}, hv: map[string]string{}, terms: s.analyzer.Terms(query), pool: &s.scratch}
+	all := s.analyzer.Terms(query) // analysed once, for the scorer and the reads
+	terms := distinctTerms(all)
+	src := &source{iv: map[string]string{}, hv: map[string]string{}, terms: all, pool: &s.scratch}
 	pipe := s.rdb.Pipeline()
 	var next []*scopeCmds // the reads queued on pipe
 	add := func(owner, name string) {
