@@ -117,22 +117,19 @@ func (c *indexCache) setBlank(owner string, blank bool) {
 }
 
 // postings returns the cached lists of terms in scope, each with the
-// version it is of (term → entry; terms not held are absent).
-func (c *indexCache) postings(owner, scope string, terms []string) map[string]cacheEntry {
+// version it is of: out[i] is terms[i]'s, with iv "" when it is not held
+// (every entry held has a version).
+func (c *indexCache) postings(owner, scope string, terms []string) []cacheEntry {
+	out := make([]cacheEntry, len(terms))
 	if c == nil {
-		return nil
+		return out
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make(map[string]cacheEntry, len(terms))
-	o := c.owners[owner]
-	if o == nil {
-		return out
-	}
-	lists := o.lists[scope]
-	for _, t := range terms {
-		if e, ok := lists[t]; ok {
-			out[t] = e
+	if o := c.owners[owner]; o != nil {
+		lists := o.lists[scope]
+		for i, t := range terms {
+			out[i] = lists[t]
 		}
 	}
 	return out

@@ -192,7 +192,7 @@ func walkCandidates(l *plist, cands []uint64, fn func(k int, post uint64)) {
 
 // distinctTerms are the distinct terms of an analysed query.
 func distinctTerms(all []string) []string {
-	var out []string
+	out := make([]string, 0, len(all))
 	for _, t := range all {
 		if t != "" && !slices.Contains(out, t) {
 			out = append(out, t)
@@ -243,9 +243,9 @@ func (c *termCmds) read() (map[string]*plist, error) {
 // version no longer current (no stats).
 type scopeCmds struct {
 	sc     *scope
-	blank  bool                  // the owner was never written: terms not looked up
-	terms  []string              // the scope's terms
-	cached map[string]cacheEntry // term → list taken from the cache
+	blank  bool         // the owner was never written: terms not looked up
+	terms  []string     // the scope's terms
+	cached []cacheEntry // each term's list taken from the cache (iv "": none)
 	stats  *redis.SliceCmd
 	tc     *termCmds
 	ivEnd  *redis.StringCmd // the version again, after the lists
@@ -263,8 +263,8 @@ func (s *Store) queueScope(ctx context.Context, pipe redis.Pipeliner, sc *scope,
 	}
 	c.cached = s.cache.postings(sc.owner, sc.name, terms)
 	var fetch []string
-	for _, t := range terms {
-		if _, ok := c.cached[t]; !ok {
+	for i, t := range terms {
+		if c.cached[i].iv == "" {
 			fetch = append(fetch, t)
 		}
 	}
@@ -340,7 +340,7 @@ func (s *Store) fill(c *scopeCmds) (stale []string, err error) {
 	if s.cache != nil {
 		sc.iv = iv
 	}
-	sc.lists = make(map[string]*plist, len(c.tc.terms)+len(c.cached))
+	sc.lists = make(map[string]*plist, len(c.terms))
 	if c.blank {
 		if iv == neverWritten {
 			return nil, nil
@@ -354,14 +354,15 @@ func (s *Store) fill(c *scopeCmds) (stale []string, err error) {
 	if err := s.takeLists(c); err != nil {
 		return nil, err
 	}
-	for t, e := range c.cached {
+	for i, e := range c.cached {
 		// A list cached at version iv is exactly iv's, and the lists just
 		// read are iv's or newer: together no older than iv.
 		switch {
+		case e.iv == "": // not held: read with the stats
 		case iv == "" || e.iv != iv:
-			stale = append(stale, t)
+			stale = append(stale, c.terms[i])
 		case e.list != nil:
-			sc.lists[t] = e.list
+			sc.lists[c.terms[i]] = e.list
 		}
 	}
 	return stale, nil
