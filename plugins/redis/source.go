@@ -140,9 +140,7 @@ func (src *source) TermFreqs(ctx context.Context, docs []uint64, terms []string,
 		if si < uint64(len(src.scopes)) {
 			sc := src.scopes[si]
 			for j, t := range terms {
-				walkCandidates(sc.lists[t], sorted[lo:hi], func(k int, post uint64) {
-					tfs[(lo+k)*nt+j], lens[lo+k] = tfOf(post), post
-				})
+				walkCandidates(sc.lists[t], sorted[lo:hi], tfs[lo*nt+j:], nt, lens[lo:])
 			}
 		}
 		lo = hi
@@ -160,20 +158,21 @@ func (src *source) TermFreqs(ctx context.Context, docs []uint64, terms []string,
 // one posting list per term.
 func (src *source) TermFreqsPerTerm() bool { return true }
 
-// walkCandidates calls fn with the index in cands (sorted, one scope: the
-// low 32 bits are the scope's doc ids) and the packed posting (packPost)
-// of each candidate l (lengths attached) holds: looked up in the list's
-// docRank when it has one, else a galloping search from one candidate to
-// the next, so a few hundred candidates in a list of 90k postings touch a
-// fraction of it.
-func walkCandidates(l *plist, cands []uint64, fn func(k int, post uint64)) {
+// walkCandidates sets, for each candidate k of cands (sorted, one scope:
+// the low 32 bits are the scope's doc ids) that l (lengths attached)
+// holds, tfs[k*stride] to its term frequencies and lens[k] to its packed
+// posting (packPost: the lengths). A candidate is looked up in the list's
+// docRank when it has one, else by a galloping search from the one before,
+// so a few hundred candidates in a list of 90k postings touch a fraction
+// of it. (No callback: this is the rescoring's inner loop.)
+func walkCandidates(l *plist, cands []uint64, tfs []retrieval.TF, stride int, lens []uint64) {
 	if l == nil {
 		return
 	}
 	if r := l.rank; r != nil {
 		for k, c := range cands {
 			if i := r.index(uint32(c)); i >= 0 {
-				fn(k, l.post[i])
+				tfs[k*stride], lens[k] = tfOf(l.post[i]), l.post[i]
 			}
 		}
 		return
@@ -185,7 +184,7 @@ func walkCandidates(l *plist, cands []uint64, fn func(k int, post uint64)) {
 			return
 		}
 		if uint64(l.docs[i]) == want {
-			fn(k, l.post[i])
+			tfs[k*stride], lens[k] = tfOf(l.post[i]), l.post[i]
 		}
 	}
 }
