@@ -54,7 +54,7 @@ const (
 	PoolTimeout         = 2 * time.Second
 	ClusterMaxRedirects = 8
 	ClusterReloadEvery  = 2 * time.Second
-	eventTTL            = 24 * time.Hour
+	eventTTL            = core.EventWindow
 	defaultAuditCap     = 10_000
 	maxCommitAttempts   = 100
 	maxCommitBackoff    = 20 * time.Millisecond

@@ -653,7 +653,7 @@ func TestSameIDOwnAndGlobal(t *testing.T) {
 	}
 }
 
-// TestValidationEventKeepsNoText: a validation's event key (24 h) stores
+// TestValidationEventKeepsNoText: a validation's event key (core.EventWindow) stores
 // the result without the QA's text, and a repeat still returns the text.
 func TestValidationEventKeepsNoText(t *testing.T) {
 	s := newShared(t)
