@@ -3,6 +3,7 @@ package embedded
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/core/coretest"
@@ -38,4 +39,13 @@ func TestConformanceKeepOpen(t *testing.T) {
 
 func BenchmarkConformance(b *testing.B) {
 	coretest.Bench(b, func(tb testing.TB) core.MemoryPlugin { return newTestStore(tb) })
+}
+
+// TestEventWindow runs the event window rule with the store's clock moved
+// on.
+func TestEventWindow(t *testing.T) {
+	coretest.RunEventWindow(t, func(t *testing.T) (core.MemoryPlugin, coretest.AgeFunc) {
+		clk := newTestClock(time.Now())
+		return newTestStore(t, WithClock(clk.now)), func(_ *testing.T, d time.Duration) { clk.add(d) }
+	})
 }

@@ -24,19 +24,19 @@ import (
 // 2 have new names, so that an upgrade builds them beside the version 1
 // ones and drops those in its last transaction (see upgrade.go).
 var (
-	bMeta   = []byte("meta")   // "schema" → decimal version
-	bIDs    = []byte("ids")    // qa_id → uvarint doc id
-	bDocs   = []byte("docs")   // bigendian doc id → qa_id
-	bPost   = []byte("post2")  // scope 0 term 0 bigendian first doc id → posting block (blocks.go)
-	bDF     = []byte("df2")    // scope 0 term → uvarint document frequency
-	bStats  = []byte("stats2") // scope → uvarint docs, total len_q, total len_a
-	bHash   = []byte("hash")   // project 0 content_hash → qa_id
-	bList   = []byte("list")   // project 0 bigendian created_at ns qa_id → nil
-	bEvents = []byte("events") // kind 0 project 0 event_id → JSON result
-	bRep    = []byte("rep")    // "s:"source | "c:"creator → JSON SourceRep / CreatorRep
-	bDays   = []byte("days")   // project 0 YYYY-MM-DD → uvarint passes, fails
-	bQA     = []byte("qa")     // bigendian doc id → QA entry: rank entry, trust state, record (codec.go)
-	bTerms  = []byte("terms2") // bigendian doc id → forward entry (see encodeTerms)
+	bMeta   = []byte("meta")    // "schema" → decimal version
+	bIDs    = []byte("ids")     // qa_id → uvarint doc id
+	bDocs   = []byte("docs")    // bigendian doc id → qa_id
+	bPost   = []byte("post2")   // scope 0 term 0 bigendian first doc id → posting block (blocks.go)
+	bDF     = []byte("df2")     // scope 0 term → uvarint document frequency
+	bStats  = []byte("stats2")  // scope → uvarint docs, total len_q, total len_a
+	bHash   = []byte("hash")    // project 0 content_hash → qa_id
+	bList   = []byte("list")    // project 0 bigendian created_at ns qa_id → nil
+	bEvents = []byte("events2") // slot start (uint32 unix s) kind 0 project 0 event_id → JSON result (events.go)
+	bRep    = []byte("rep")     // "s:"source | "c:"creator → JSON SourceRep / CreatorRep
+	bDays   = []byte("days")    // project 0 YYYY-MM-DD → uvarint passes, fails
+	bQA     = []byte("qa")      // bigendian doc id → QA entry: rank entry, trust state, record (codec.go)
+	bTerms  = []byte("terms2")  // bigendian doc id → forward entry (see encodeTerms)
 
 	allBuckets = append([][]byte{bMeta, bIDs, bDocs, bPost, bDF, bStats, bHash, bList, bEvents, bRep, bDays, bQA, bTerms},
 		aggBuckets...)
@@ -524,35 +524,4 @@ func persist(tx *bolt.Tx, project, creator string, ch ledger.Change) error {
 		passes, fails = 0, 1
 	}
 	return addUvarints(tx.Bucket(bDays), []byte(project+"\x00"+ch.Day.Date), false, passes, fails)
-}
-
-func eventKey(kind, project, eventID string) []byte {
-	return []byte(kind + "\x00" + project + "\x00" + eventID)
-}
-
-// once runs fn, the body of an event's transaction, once per event: the
-// result of an event seen before (same kind, project and event id) is the
-// one stored then, and fn does not run; a new event's result is stored
-// with it. Without an event id, fn runs every time.
-func once[T any](tx *bolt.Tx, kind, project, eventID string, fn func() (T, error)) (T, error) {
-	if eventID == "" {
-		return fn()
-	}
-	key := eventKey(kind, project, eventID)
-	var out T
-	if v := tx.Bucket(bEvents).Get(key); v != nil {
-		if err := json.Unmarshal(v, &out); err != nil {
-			return out, fmt.Errorf("stored event result is corrupt: %w", err)
-		}
-		return out, nil
-	}
-	out, err := fn()
-	if err != nil {
-		return out, err
-	}
-	v, err := json.Marshal(out)
-	if err != nil {
-		return out, err
-	}
-	return out, tx.Bucket(bEvents).Put(key, v)
 }

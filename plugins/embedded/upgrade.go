@@ -15,7 +15,9 @@ import (
 )
 
 // Schema 1 buckets that schema 2 replaces (docs/STORAGE.md). The others
-// (docs, hash, list, events, rep, days, meta) keep their name and format.
+// (docs, hash, list, rep, days, meta) keep their name and format; the
+// events of a schema 1 store stay in bEventsV2 until they expire
+// (events.go).
 var (
 	v1Records = []byte("records") // qa_id → JSON v1Stored
 	v1Post    = []byte("post")    // scope 0 term 0 docid → one posting

@@ -257,7 +257,7 @@ func writeV1Store(t *testing.T, path string, recs []core.Record) {
 	defer db.Close()
 	now := time.Now().UTC()
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bMeta, v1Records, bDocs, v1Post, v1DF, v1Stats, bHash, bList, bEvents, bRep, bDays, v1Rank, v1Terms} {
+		for _, name := range [][]byte{bMeta, v1Records, bDocs, v1Post, v1DF, v1Stats, bHash, bList, bEventsV2, bRep, bDays, v1Rank, v1Terms} {
 			if _, err := tx.CreateBucket(name); err != nil {
 				return err
 			}

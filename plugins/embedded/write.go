@@ -21,7 +21,8 @@ func newQAID() string {
 
 // write is one write request: req is validated, then body, its
 // transaction body, runs in one read-write transaction (update) at the
-// store's clock. It returns body's result once committed.
+// store's clock, which also deletes a bounded chunk of expired events
+// (pruneEvents). It returns body's result once committed.
 func write[R interface{ Validate() error }, T any](ctx context.Context, s *Store, op string, req R,
 	body func(context.Context, *bolt.Tx, R, time.Time) (T, error)) (T, error) {
 	var out, zero T
@@ -30,8 +31,10 @@ func write[R interface{ Validate() error }, T any](ctx context.Context, s *Store
 	}
 	now := s.cfg.clock().UTC()
 	if err := s.update(ctx, op, func(tx *bolt.Tx) (err error) {
-		out, err = body(ctx, tx, req, now)
-		return err
+		if out, err = body(ctx, tx, req, now); err != nil {
+			return err
+		}
+		return pruneEvents(tx, now)
 	}); err != nil {
 		return zero, err
 	}
@@ -83,7 +86,7 @@ func (s *Store) candidatesTx(ctx context.Context, tx *bolt.Tx, reqs candidateBat
 
 // candidateTx is RecordCandidate's transaction body.
 func (s *Store) candidateTx(ctx context.Context, tx *bolt.Tx, req core.CandidateRequest, now time.Time) (core.CandidateResult, error) {
-	return once(tx, "c", req.ProjectID, req.EventID, func() (core.CandidateResult, error) {
+	return once(tx, now, "c", req.ProjectID, req.EventID, func() (core.CandidateResult, error) {
 		hash := core.ContentHash(req.Question, req.Answer)
 		dup, err := s.findDuplicate(ctx, tx, req, hash)
 		if err != nil {
@@ -180,7 +183,7 @@ func (s *Store) RecordValidation(ctx context.Context, req core.ValidateRequest) 
 
 // validationTx is RecordValidation's transaction body.
 func (s *Store) validationTx(ctx context.Context, tx *bolt.Tx, req core.ValidateRequest, now time.Time) (core.Record, error) {
-	return once(tx, "v", req.ProjectID, req.EventID, func() (core.Record, error) {
+	return once(tx, now, "v", req.ProjectID, req.EventID, func() (core.Record, error) {
 		st, err := getStored(tx, req.QAID)
 		if err != nil {
 			return core.Record{}, err
@@ -207,7 +210,7 @@ func (s *Store) RecordHit(ctx context.Context, req core.HitRequest) (core.HitRes
 // hitTx is RecordHit's transaction body. A reference to a QA whose owner
 // the principal does not cover is not counted (ledger.MayHit).
 func (s *Store) hitTx(ctx context.Context, tx *bolt.Tx, req core.HitRequest, now time.Time) (core.HitResult, error) {
-	return once(tx, "h", req.ProjectID, req.EventID, func() (core.HitResult, error) {
+	return once(tx, now, "h", req.ProjectID, req.EventID, func() (core.HitResult, error) {
 		var out core.HitResult
 		for _, ref := range req.References {
 			if !ref.Shown && !ref.Used {
@@ -275,7 +278,7 @@ func (s *Store) Patch(ctx context.Context, req core.PatchRequest) (core.Record, 
 
 // patchTx is Patch's transaction body.
 func (s *Store) patchTx(_ context.Context, tx *bolt.Tx, req core.PatchRequest, now time.Time) (core.Record, error) {
-	return once(tx, "p", req.ProjectID, req.EventID, func() (core.Record, error) {
+	return once(tx, now, "p", req.ProjectID, req.EventID, func() (core.Record, error) {
 		st, err := getStored(tx, req.QAID)
 		if err != nil {
 			return core.Record{}, err
