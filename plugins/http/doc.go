@@ -102,8 +102,12 @@
 // moves to rejected.jsonl and is reported with ErrRejected; an unavailable
 // service, a 401/403 or the end of ctx stops the flush and keeps the rest.
 // Delivery is exactly once even when a flush is interrupted and repeated,
-// because memex serve applies each Idempotency-Key once (within its 24 h
-// window: a write spooled for longer is still delivered, at least once). A
+// because memex serve applies each Idempotency-Key once: its store
+// remembers the event id for core.EventWindow (a week). An entry spooled
+// longer than core.EventRetryLimit ago (the window less an hour) is not
+// sent: the service may have applied it before the answer was lost, and
+// forgotten it since; it moves to rejected.jsonl, reported with
+// ErrRejected, for a person to look at. A
 // flock on .flush.lock lets one flusher run at a time (ErrFlushBusy for the
 // others). `memex run` flushes at its start, bounded by memory.timeout, and
 // `memex outbox flush` / `memex outbox status` do it by hand.

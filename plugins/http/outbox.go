@@ -28,8 +28,9 @@ var (
 	ErrSpooled = errors.New("spooled to the outbox for later delivery")
 	// ErrFlushBusy: another process (or goroutine) is flushing the outbox.
 	ErrFlushBusy = errors.New("another flush of the outbox is running")
-	// ErrRejected: the service refused spooled writes for good (4xx); they
-	// were moved to the outbox's rejected file.
+	// ErrRejected: spooled writes were refused for good — by the service
+	// (4xx), or because they were spooled longer than core.EventRetryLimit
+	// ago — and moved to the outbox's rejected file.
 	ErrRejected = errors.New("spooled writes rejected by the service")
 )
 
@@ -206,8 +207,9 @@ type FlushResult struct {
 	Delivered int `json:"delivered"`
 	// Remaining writes for this service are still spooled.
 	Remaining int `json:"remaining"`
-	// Rejected writes were refused for good (4xx other than 401/403/408/429)
-	// or unreadable, and moved to RejectedFile.
+	// Rejected writes were refused for good (4xx other than 401/403/408/429),
+	// unreadable or spooled longer than core.EventRetryLimit ago, and moved
+	// to RejectedFile.
 	Rejected     int    `json:"rejected"`
 	RejectedFile string `json:"rejected_file,omitempty"`
 }
@@ -222,8 +224,10 @@ func (s *Store) Flush(ctx context.Context) (delivered, remaining int, err error)
 // FlushOutbox replays the spooled writes addressed to this service, oldest
 // first, each with its original Idempotency-Key, so delivery is exactly
 // once even when a flush is interrupted and repeated (the service applies a
-// key once). An entry is removed only after a 2xx; a permanent 4xx moves it
-// to the rejected file (reported with ErrRejected); an unavailable service,
+// key once within core.EventWindow). An entry is removed only after a 2xx;
+// a permanent 4xx, or an entry spooled longer than core.EventRetryLimit
+// ago (which the service may have applied and forgotten), moves it to the
+// rejected file (reported with ErrRejected); an unavailable service,
 // a 401/403 or the end of ctx stops the flush and keeps the rest, in order.
 // Files still open in a live process are left for a later flush. One flush
 // runs at a time across processes (ErrFlushBusy); entries for other
@@ -321,6 +325,9 @@ func (s *Store) flushFile(ctx context.Context, path string, res *FlushResult) er
 		var rej *rejectedEntry
 		if !ok {
 			rej = &rejectedEntry{Error: "unreadable outbox line", Raw: shorten(string(line), 4096)}
+		} else if age := s.now().Sub(e.SpooledAt); age > core.EventRetryLimit {
+			rej = &rejectedEntry{entry: e, Error: fmt.Sprintf("spooled %s ago, longer than %s: the service may have applied it and forgotten its event id (core.EventWindow), so sending it again could count it twice",
+				age.Round(time.Minute), core.EventRetryLimit)}
 		} else {
 			err := s.replay(ctx, e)
 			switch {

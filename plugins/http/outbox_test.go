@@ -518,3 +518,46 @@ func TestOutboxOtherTargetsLeftAlone(t *testing.T) {
 		t.Errorf("another service's writes were sent here: %v", requests)
 	}
 }
+
+// TestOutboxDeliversOnlyWithinTheEventWindow: a write spooled less than
+// core.EventRetryLimit ago is delivered; an older one is not sent (the
+// service may have applied it and forgotten its event id) and moves to
+// the rejected file.
+func TestOutboxDeliversOnlyWithinTheEventWindow(t *testing.T) {
+	spooled := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name      string
+		after     time.Duration
+		delivered int
+	}{
+		{"inside", core.EventRetryLimit - time.Minute, 3},
+		{"past", core.EventRetryLimit + time.Minute, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ds := newDedupServer()
+			srv := httptest.NewServer(ds)
+			defer srv.Close()
+			dir := t.TempDir()
+			down := newOutboxStore(t, srv.URL, dir, WithClock(func() time.Time { return spooled }),
+				WithHTTPClient(&http.Client{Transport: rtFunc(func(*http.Request) (*http.Response, error) { return nil, dialRefused() })}))
+			spoolThree(t, down)
+			if err := down.Close(); err != nil {
+				t.Fatal(err)
+			}
+			s := newOutboxStore(t, srv.URL, dir, WithClock(func() time.Time { return spooled.Add(tc.after) }))
+			res, err := s.FlushOutbox(t.Context())
+			if res.Delivered != tc.delivered || res.Rejected != 3-tc.delivered || res.Remaining != 0 || (err != nil) != (tc.delivered == 0) {
+				t.Fatalf("FlushOutbox %s after spooling = %+v, %v; want %d delivered, the rest rejected", tc.after, res, err, tc.delivered)
+			}
+			if _, requests, _ := ds.snapshot(); len(requests) != tc.delivered {
+				t.Errorf("the service got %d writes, want %d", len(requests), tc.delivered)
+			}
+			if tc.delivered == 0 {
+				b, _ := os.ReadFile(filepath.Join(dir, rejectedFile))
+				if len(splitLines(b)) != 3 || !strings.Contains(string(b), "could count it twice") {
+					t.Errorf("rejected file:\n%s", b)
+				}
+			}
+		})
+	}
+}
