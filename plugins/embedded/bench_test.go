@@ -276,7 +276,8 @@ func BenchmarkValidateSynthetic(b *testing.B) {
 // read-write open, one transaction, a commit) on the 100k synthetic store
 // of BenchmarkSearchSynthetic, which must exist in $MEMEX_BENCH_DIR: a
 // run's hit and validation of a shown QA, and a run's new candidate (its
-// duplicate check included).
+// duplicate check included), each with its event id as memex run sends
+// them.
 func BenchmarkRecordRunSynthetic(b *testing.B) {
 	s := openSynthetic(b)
 	ctx := b.Context()
@@ -288,8 +289,8 @@ func BenchmarkRecordRunSynthetic(b *testing.B) {
 			id := fmt.Sprintf("syn-%d", (i*7919)%100_000)
 			run := fmt.Sprintf("run-%d", i)
 			_, err := s.RecordRun(ctx, core.RunReport{
-				Hit:         &core.HitRequest{ProjectID: "bench", RunID: run, References: []core.HitRef{{QAID: id, Shown: true, Used: true}}},
-				Validations: []core.ValidateRequest{{ProjectID: "bench", QAID: id, RunID: run, Result: "pass", SignalStrength: "weak"}},
+				Hit:         &core.HitRequest{ProjectID: "bench", RunID: run, EventID: "h-" + run, References: []core.HitRef{{QAID: id, Shown: true, Used: true}}},
+				Validations: []core.ValidateRequest{{ProjectID: "bench", QAID: id, RunID: run, EventID: "v-" + run, Result: "pass", SignalStrength: "weak"}},
 			})
 			if err != nil {
 				b.Fatal(err)
@@ -304,7 +305,8 @@ func BenchmarkRecordRunSynthetic(b *testing.B) {
 		i := 0
 		for b.Loop() {
 			r := syn.Record(200_000 + i)
-			_, err := s.RecordRun(ctx, core.RunReport{Candidate: &core.CandidateRequest{ProjectID: "bench", RunID: fmt.Sprintf("run-%d", i), Question: r.Question, Answer: r.Answer}})
+			_, err := s.RecordRun(ctx, core.RunReport{Candidate: &core.CandidateRequest{ProjectID: "bench", RunID: fmt.Sprintf("run-%d", i), EventID: fmt.Sprintf("c-%d-%d", time.Now().UnixNano(), i),
+				Question: r.Question, Answer: r.Answer}})
 			if err != nil {
 				b.Fatal(err)
 			}
