@@ -52,13 +52,14 @@ func eventKey(kind, project, eventID string) []byte {
 }
 
 // findEvent returns the stored result of the event key (eventKey, its slot
-// bytes free) applied within the window before now, or nil.
+// bytes free) applied within the window before now, or nil. One cursor
+// seeks every slot (a Get would allocate a cursor per slot).
 func findEvent(tx *bolt.Tx, now time.Time, key []byte) []byte {
-	b := tx.Bucket(bEvents)
+	c := tx.Bucket(bEvents).Cursor()
 	oldest := slotOf(now.Add(-core.EventWindow))
 	for slot := slotOf(now); ; slot -= eventSlotSecs {
 		binary.BigEndian.PutUint32(key, slot)
-		if v := b.Get(key); v != nil {
+		if k, v := c.Seek(key); bytes.Equal(k, key) {
 			return v
 		}
 		if slot <= oldest || slot < eventSlotSecs {
