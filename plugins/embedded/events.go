@@ -42,6 +42,8 @@ func slotOf(t time.Time) uint32 {
 	return s - s%eventSlotSecs
 }
 
+// eventKey is the key of an event in the events bucket: four bytes for
+// its slot, which the caller fills, then kind 0 project 0 event_id.
 func eventKey(kind, project, eventID string) []byte {
 	k := make([]byte, 4, 4+len(kind)+len(project)+len(eventID)+2)
 	k = append(k, kind...)
