@@ -1,9 +1,11 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,15 +21,19 @@ import (
 // reads a few keys instead of every QA: the counts (core.AddCounts) in the
 // project's agg hash, and sorted sets for the lists and the expiring
 // count (by trust and by expiry one per bucket of documents, so each
-// stays a compact listpack: keys.byTrust). Every write of a QA record adds a "stat" operation to its commit
-// (keepStats): the script takes the share the QA's last write left
-// (kept in a share hash) out and puts the new one in, so the figures are
-// the records as of their last write, like the embedded store's.
+// stays a compact listpack: keys.byTrust). Every write of a QA record
+// adds a "stat" operation to its commit (keepStats): the script takes the
+// share the QA's last write left (kept in a share hash) out and puts the
+// new one in, so the figures are the records as of their last write, like
+// the embedded store's. Stats reads them in short commands only (each
+// blocks every client of the server while it runs): a few for the counts
+// and the lists, and one script per soonChunk by-expiry buckets.
 
 // shareOf is a QA's share of its project's statistics as one write leaves
 // it (core.AddCounts, core.ShareOf): the value of its field in the share
 // hash, which commitScript's "stat" operation reads back to take it out
-// again, and its by-trust score (empty when it is not ranked). Fields,
+// again, and its by-trust score, the trust negated (empty when it is not
+// ranked). Fields,
 // separated by 0x1f, in this order (the sh constants), a zero count or an
 // absent score empty and the empty ones at the end left out:
 //
@@ -41,8 +47,8 @@ import (
 //     fails;
 //   - the other agg increments: shown, used, passes, fails;
 //   - the expiry in ms (the by-expiry score, rounded up), the created_at
-//     in ms when awaiting (the awaiting set's score), and the ns the
-//     expiry was rounded up by.
+//     in ms negated when awaiting (the awaiting set's score), and the ns
+//     the expiry was rounded up by.
 func shareOf(rec core.Record) (share, trust string) {
 	sh := core.ShareOf(rec)
 	var f [shareFields]string
@@ -51,18 +57,18 @@ func shareOf(rec core.Record) (share, trust string) {
 	for i, n := range []int64{rec.UsageCount, rec.UseCount, rec.SuccessCount, rec.FailureCount} {
 		f[shShown+i] = countText(n)
 	}
-	trust = strconv.FormatFloat(rec.TrustScore, 'g', -1, 64)
+	trust = strconv.FormatFloat(-rec.TrustScore, 'g', -1, 64)
 	if sh.Ranked {
 		f[shFlags] += "r"
 	} else {
-		f[shTrust], trust = trust, ""
+		f[shTrust], trust = strconv.FormatFloat(rec.TrustScore, 'g', -1, 64), ""
 	}
 	if rec.Status == core.StatusStale {
 		f[shFlags] += "s"
 	}
 	if sh.Awaiting {
 		f[shFlags] += "q"
-		f[shCreated] = strconv.FormatInt(sh.CreatedAt.UnixMilli(), 10)
+		f[shCreated] = strconv.FormatInt(-sh.CreatedAt.UnixMilli(), 10)
 	}
 	if sh.Expires {
 		ms := ttlMS(sh.ExpireAt)
@@ -122,7 +128,7 @@ func ttlMS(t time.Time) int64 {
 
 // asWritten is st's record with the derived fields of its share: the
 // record as its last write left it.
-// ranked is its by-trust score, when it has one.
+// ranked is its by-trust score (its trust negated), when it has one.
 func asWritten(st *stored, share string, ranked *float64) (core.Record, error) {
 	r := st.record(true)
 	f := strings.Split(share, "\x1f")
@@ -142,7 +148,7 @@ func asWritten(st *stored, share string, ranked *float64) (core.Record, error) {
 	case !strings.Contains(f[shFlags], "r"):
 		r.TrustScore, errs[0] = strconv.ParseFloat(f[shTrust], 64)
 	case ranked != nil:
-		r.TrustScore = *ranked
+		r.TrustScore = -*ranked
 	default:
 		errs[0] = errors.New("a ranked QA with no trust score")
 	}
@@ -215,7 +221,8 @@ func (s *Store) keepStats(b *batch, st *stored, rec *core.Record) {
 		share, trust = shareOf(*rec)
 	}
 	b.op("stat", s.k.shares(p, st.Doc), b.key(s.k.agg(p)), b.key(s.k.byTrust(p, st.Doc)), b.key(s.k.byExpiry(p, st.Doc)),
-		b.key(s.k.awaiting(p)), st.ID, docField(st.Doc), share, trust)
+		b.key(s.k.awaiting(p)), b.key(s.k.trustEnds(p, false)), b.key(s.k.trustEnds(p, true)),
+		st.ID, docField(st.Doc), docField(st.Doc/docBucket), share, trust)
 }
 
 // docField is a QA's field in its share bucket and its member in the
@@ -284,9 +291,9 @@ func (s *Store) buildStats(ctx context.Context, p string) (bool, error) {
 	return true, s.rdb.HSet(ctx, s.k.agg(p), aggBuilt, "1").Err()
 }
 
-// dropOldStats deletes p's statistics in layouts 1 and 2
+// dropOldStats deletes p's statistics in layouts 1 to 3
 // (keys.oldStatsKeys), 512 keys a round trip; before the build marks
-// layout 3 built, so a build stopped before this step does it again.
+// layout 4 built, so a build stopped before this step does it again.
 func (s *Store) dropOldStats(ctx context.Context, p string) error {
 	seq, err := s.rdb.HGet(ctx, s.k.stats(p), "seq").Uint64()
 	if err != nil && !errors.Is(err, redis.Nil) {
@@ -341,4 +348,123 @@ func (s *Store) buildChunk(ctx context.Context, p string, chunk []listEntry, now
 		}
 		return &n, nil
 	})
+}
+
+// keptStats reads the kept statistics; built is false (and the figures
+// empty) when they do not hold every QA yet. The ends of core.StatsEnds
+// are the by-trust buckets' first members (top) and last (worst), and
+// the awaiting set's first (keys.byTrust, keys.awaiting):
+// TestStatsEndsAsKept holds core to that.
+func (s *Store) keptStats(ctx context.Context, p string) (core.ProjectStats, bool, error) {
+	top, worst, awaiting := core.StatsEnds()
+	keys := []string{s.k.agg(p), s.k.stats(p), s.k.awaiting(p), s.k.trustEnds(p, false), s.k.trustEnds(p, true)}
+	v, err := s.eval(ctx, statsScript, keys, s.k.statsBuckets(p), top.N, worst.N, awaiting.N).Slice()
+	if err != nil {
+		return core.ProjectStats{}, false, err
+	}
+	if len(v) != 5 {
+		return core.ProjectStats{}, false, errors.New("malformed statistics reply")
+	}
+	flat := strs(v[0])
+	agg := map[string]string{}
+	for i := 0; i+1 < len(flat); i += 2 {
+		agg[flat[i]] = flat[i+1]
+	}
+	if agg[aggBuilt] == "" {
+		return core.ProjectStats{}, false, nil
+	}
+	seq, _ := v[1].(string)
+	last, err := strconv.ParseUint(seq, 10, 64)
+	if err != nil {
+		return core.ProjectStats{}, false, fmt.Errorf("malformed document sequence %q", seq)
+	}
+	lists := [3][]string{firstOf(strs(v[2]), top.N, false), firstOf(strs(v[3]), worst.N, true), strs(v[4])}
+	soon, err := s.expiringSoon(ctx, p, last/docBucket, soonChunk)
+	if err != nil {
+		return core.ProjectStats{}, false, err
+	}
+	recs, err := s.writtenRecords(ctx, p, slices.Concat(lists[:]...))
+	if err != nil {
+		return core.ProjectStats{}, false, err
+	}
+	pick := func(ids []string) []core.Record {
+		var out []core.Record
+		for _, id := range ids {
+			if r, ok := recs[id]; ok {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	days, err := s.days(ctx, p)
+	if err != nil {
+		return core.ProjectStats{}, false, err
+	}
+	return core.FinishStats(p, readCounts(agg), pick(lists[0]), pick(lists[1]), pick(lists[2]), int(soon), days), true, nil
+}
+
+// strs is the strings of a script's array reply.
+func strs(v any) []string {
+	l, _ := v.([]any)
+	out := make([]string, len(l))
+	for i, x := range l {
+		out[i], _ = x.(string)
+	}
+	return out
+}
+
+// firstOf is the qa_ids of the n first of pairs (qa_id, score), in
+// (score, qa_id) order, or of the n last when last.
+func firstOf(pairs []string, n int, last bool) []string {
+	type member struct {
+		id    string
+		score float64
+	}
+	var ms []member
+	for i := 0; i+1 < len(pairs); i += 2 {
+		f, _ := strconv.ParseFloat(pairs[i+1], 64)
+		ms = append(ms, member{pairs[i], f})
+	}
+	slices.SortFunc(ms, func(a, b member) int {
+		c := cmp.Or(cmp.Compare(a.score, b.score), strings.Compare(a.id, b.id))
+		if last {
+			return -c
+		}
+		return c
+	})
+	var out []string
+	for _, m := range ms[:min(n, len(ms))] {
+		out = append(out, m.id)
+	}
+	return out
+}
+
+// soonChunk is how many by-expiry buckets one soonScript counts: a
+// script of ~0.1 ms (a ZCOUNT of a listpack of 128 parses its scores).
+const soonChunk = 128
+
+// expiringSoon counts p's expiries up to core.ExpiryBound in its
+// by-expiry buckets 0 to last, chunk buckets a script, every script
+// in one round trip: between two the server serves other clients. The
+// count is exact at quiet; a write it races is counted as before or
+// after it, in each bucket.
+func (s *Store) expiringSoon(ctx context.Context, p string, last, chunk uint64) (int64, error) {
+	bound := core.ExpiryBound(s.cfg.clock().UTC()).UnixMilli()
+	pipe := s.rdb.Pipeline()
+	var counts []*redis.Cmd
+	for from := uint64(0); from <= last; from += chunk {
+		counts = append(counts, soonScript.Eval(ctx, pipe, []string{s.k.stats(p)}, s.k.statsBuckets(p), from, min(from+chunk-1, last), bound))
+	}
+	if err := s.batch.exec(ctx, pipe); err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, c := range counts {
+		k, err := c.Int64()
+		if err != nil {
+			return 0, err
+		}
+		n += k
+	}
+	return n, nil
 }

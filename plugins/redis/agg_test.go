@@ -3,6 +3,8 @@ package redisstore
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -133,6 +135,8 @@ func writtenScan(t *testing.T, s *Store, p string) core.ProjectStats {
 	return sb.Stats(days)
 }
 
+// checkStats compares each project's Stats with a scan, and its
+// by-trust ends with its buckets'.
 func checkStats(t *testing.T, s *Store, projects []string) {
 	t.Helper()
 	for _, p := range append(projects, "none") {
@@ -143,6 +147,55 @@ func checkStats(t *testing.T, s *Store, projects []string) {
 		if d := cmp.Diff(writtenScan(t, s, p), kept); d != "" {
 			t.Fatalf("project %s: kept statistics differ from a scan (-scan +kept):\n%s", p, d)
 		}
+		checkTrustEnds(t, s, p)
+	}
+}
+
+// checkTrustEnds compares p's by-trust ends (keys.trustEnds) with the
+// first and last members of its by-trust buckets.
+func checkTrustEnds(t *testing.T, s *Store, p string) {
+	t.Helper()
+	ctx := t.Context()
+	seq, err := s.rdb.HGet(ctx, s.k.stats(p), "seq").Uint64()
+	if err != nil && err != redis.Nil {
+		t.Fatal(err)
+	}
+	for j, last := range []bool{false, true} {
+		want := []redis.Z{}
+		for b := uint64(0); b <= seq/docBucket; b++ {
+			end, err := s.rdb.ZRangeWithScores(ctx, s.k.byTrust(p, b*docBucket), int64(-j), int64(-j)).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, z := range end {
+				want = append(want, redis.Z{Score: z.Score, Member: fmt.Sprint(z.Member, " ", b)})
+			}
+		}
+		got, err := s.rdb.ZRangeWithScores(ctx, s.k.trustEnds(p, last), 0, -1).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sortZ := func(zs []redis.Z) {
+			slices.SortFunc(zs, func(a, b redis.Z) int { return strings.Compare(a.Member.(string), b.Member.(string)) })
+		}
+		sortZ(want)
+		sortZ(got)
+		if d := cmp.Diff(want, append([]redis.Z{}, got...)); d != "" {
+			t.Fatalf("project %s: the by-trust ends (last %v) differ from the buckets' (-buckets +ends):\n%s", p, last, d)
+		}
+	}
+}
+
+// TestStatsEndsAsKept: the ends core asks for are those the by-trust and
+// awaiting sets keep first and last (keptStats): top the highest trust
+// with qa_ids ascending and worst its reverse (the by-trust buckets'
+// first and last members, scored by the trust negated), awaiting the
+// newest with qa_ids ascending (the awaiting set's first, scored by
+// created_at negated).
+func TestStatsEndsAsKept(t *testing.T) {
+	top, worst, awaiting := core.StatsEnds()
+	if !top.High || !top.IDAsc || worst.High || worst.IDAsc || !awaiting.High || !awaiting.IDAsc {
+		t.Fatalf("core.StatsEnds() = %+v, %+v, %+v: keptStats reads other ends", top, worst, awaiting)
 	}
 }
 
@@ -224,7 +277,7 @@ func TestUnlockAggKeepsAnotherBuildersLock(t *testing.T) {
 // were kept.
 func forgetStats(t *testing.T, s *Store, p string) {
 	t.Helper()
-	keys, err := s.rdb.Keys(t.Context(), s.k.tag(p)+"k3:*").Result()
+	keys, err := s.rdb.Keys(t.Context(), s.k.tag(p)+"k4:*").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,13 +359,122 @@ func TestStatsUpgradeFromLayout1(t *testing.T) {
 	}
 }
 
-// TestStatsUpgradeFromLayout2: a project whose statistics are in layout 2
-// (the shares and agg hash of layout 3, one by-trust and one by-expiry
-// set for the whole project) gets layout 3 built from its records, the
-// same statistics as before, and layout 2 deleted. 300 QAs fill three
-// document buckets; most share one trust (ties across buckets), 60 are
-// written quarantined, 40 validated, the others expire, a third of them soon.
+// TestStatsUpgradeFromLayout2: a project (spreadProject) whose
+// statistics are in layout 2 (the shares and agg hash of layout 3, one
+// by-trust and one by-expiry set for the whole project) gets layout 4
+// built from its records, the same statistics as before, and layout 2
+// deleted.
 func TestStatsUpgradeFromLayout2(t *testing.T) {
+	s, p := spreadProject(t)
+	ctx := t.Context()
+	before, err := s.Stats(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.ExpiringSoon == 0 || before.ExpiringSoon == before.Total || before.Quarantined == 0 {
+		t.Fatalf("expiring soon %d of %d, quarantined %d: want some of each", before.ExpiringSoon, before.Total, before.Quarantined)
+	}
+	// Layout 2 as its writes left it: the buckets of each set in one set.
+	tag := s.k.tag(p)
+	seq, err := s.rdb.HGet(ctx, s.k.stats(p), "seq").Uint64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipe := s.rdb.Pipeline()
+	pipe.Rename(ctx, s.k.agg(p), tag+"k2:agg")
+	pipe.Rename(ctx, s.k.awaiting(p), tag+"k2:quar")
+	pipe.Del(ctx, s.k.trustEnds(p, false), s.k.trustEnds(p, true))
+	for b := uint64(0); b <= seq/docBucket; b++ {
+		doc := b * docBucket
+		pipe.Rename(ctx, s.k.shares(p, doc), tag+"k2:sh:"+fmt.Sprint(b))
+		pipe.ZUnionStore(ctx, tag+"k2:trust", &redis.ZStore{Keys: []string{tag + "k2:trust", s.k.byTrust(p, doc)}})
+		pipe.ZUnionStore(ctx, tag+"k2:ttl", &redis.ZStore{Keys: []string{tag + "k2:ttl", s.k.byExpiry(p, doc)}})
+		pipe.Del(ctx, s.k.byTrust(p, doc), s.k.byExpiry(p, doc))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkUpgraded(t, s, p, before)
+}
+
+// TestStatsUpgradeFromLayout3: the project of TestStatsUpgradeFromLayout2
+// with layout 3 of the statistics (layout 4's keys under "k3:", no
+// by-trust ends) gets layout 4 built: the same statistics as before,
+// equal to a scan, layout 3 deleted.
+func TestStatsUpgradeFromLayout3(t *testing.T) {
+	s, p := spreadProject(t)
+	ctx := t.Context()
+	before, err := s.Stats(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := s.rdb.Keys(ctx, s.k.tag(p)+"k4:*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipe := s.rdb.Pipeline()
+	for _, k := range keys {
+		if k == s.k.trustEnds(p, false) || k == s.k.trustEnds(p, true) {
+			pipe.Del(ctx, k)
+		} else {
+			pipe.Rename(ctx, k, strings.Replace(k, ":k4:", ":k3:", 1))
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.rdb.Exists(ctx, s.k.tag(p)+"k3:agg", s.k.tag(p)+"k3:t:2", s.k.tag(p)+"k3:e:1").Result(); err != nil || n != 3 {
+		t.Fatalf("%d of 3 keys of layout 3 (%v): the case tests nothing", n, err)
+	}
+	checkUpgraded(t, s, p, before)
+}
+
+// checkUpgraded checks that p, its statistics moved to an older layout,
+// reads before's statistics, equal to a scan, with the older layouts
+// deleted and the buckets listpacks.
+func checkUpgraded(t *testing.T, s *Store, p string, before core.ProjectStats) {
+	t.Helper()
+	ctx := t.Context()
+	seq, err := s.rdb.HGet(ctx, s.k.stats(p), "seq").Uint64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := s.Stats(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(before, after); d != "" {
+		t.Fatalf("statistics differ after the upgrade (-before +after):\n%s", d)
+	}
+	checkStats(t, s, []string{p})
+	if n, err := s.rdb.Exists(ctx, s.k.oldStatsKeys(p, seq)...).Result(); err != nil || n != 0 {
+		t.Errorf("%d keys of older layouts left after the build (%v)", n, err)
+	}
+	for _, k := range []string{s.k.byTrust(p, 0), s.k.byExpiry(p, 299)} {
+		if enc, err := s.rdb.ObjectEncoding(ctx, k).Result(); err != nil || enc != "listpack" {
+			t.Errorf("%s is encoded %q (%v), want a listpack", k, enc, err)
+		}
+	}
+}
+
+// TestExpiringSoonInChunks: the expiring count of a project of three
+// by-expiry buckets, each holding QAs expiring soon, is the scan's
+// however many buckets a script counts.
+func TestExpiringSoonInChunks(t *testing.T) {
+	s, p := spreadProject(t)
+	want := writtenScan(t, s, p).ExpiringSoon
+	for _, chunk := range []uint64{1, 2, 3, soonChunk} {
+		if got, err := s.expiringSoon(t.Context(), p, 2, chunk); err != nil || got != int64(want) {
+			t.Errorf("%d buckets a script: %d expiring soon (%v), want %d", chunk, got, err, want)
+		}
+	}
+}
+
+// spreadProject is a project of 300 QAs filling three document buckets:
+// most share one trust (ties across buckets), 60 are written
+// quarantined, 40 validated, the others expire, a third of them soon, in
+// every bucket.
+func spreadProject(t *testing.T) (*Store, string) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := start
 	s := newShared(t, WithClock(func() time.Time { return now }))
@@ -339,48 +501,7 @@ func TestStatsUpgradeFromLayout2(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	before, err := s.Stats(ctx, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if before.ExpiringSoon == 0 || before.ExpiringSoon == before.Total || before.Quarantined == 0 {
-		t.Fatalf("expiring soon %d of %d, quarantined %d: want some of each", before.ExpiringSoon, before.Total, before.Quarantined)
-	}
-	// Layout 2 as its writes left it: the buckets of each set in one set.
-	tag := s.k.tag(p)
-	seq, err := s.rdb.HGet(ctx, s.k.stats(p), "seq").Uint64()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pipe := s.rdb.Pipeline()
-	pipe.Rename(ctx, s.k.agg(p), tag+"k2:agg")
-	pipe.Rename(ctx, s.k.awaiting(p), tag+"k2:quar")
-	for b := uint64(0); b <= seq/docBucket; b++ {
-		doc := b * docBucket
-		pipe.Rename(ctx, s.k.shares(p, doc), tag+"k2:sh:"+fmt.Sprint(b))
-		pipe.ZUnionStore(ctx, tag+"k2:trust", &redis.ZStore{Keys: []string{tag + "k2:trust", s.k.byTrust(p, doc)}})
-		pipe.ZUnionStore(ctx, tag+"k2:ttl", &redis.ZStore{Keys: []string{tag + "k2:ttl", s.k.byExpiry(p, doc)}})
-		pipe.Del(ctx, s.k.byTrust(p, doc), s.k.byExpiry(p, doc))
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
-	after, err := s.Stats(ctx, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := cmp.Diff(before, after); d != "" {
-		t.Fatalf("statistics differ after the upgrade (-before +after):\n%s", d)
-	}
-	checkStats(t, s, []string{p})
-	if n, err := s.rdb.Exists(ctx, s.k.oldStatsKeys(p, seq)...).Result(); err != nil || n != 0 {
-		t.Errorf("%d keys of layout 2 left after the build (%v)", n, err)
-	}
-	for _, k := range []string{s.k.byTrust(p, 0), s.k.byExpiry(p, 299)} {
-		if enc, err := s.rdb.ObjectEncoding(ctx, k).Result(); err != nil || enc != "listpack" {
-			t.Errorf("%s is encoded %q (%v), want a listpack", k, enc, err)
-		}
-	}
+	return s, p
 }
 
 // countQuarantined counts the entries among a and b whose qa_id is at an

@@ -95,15 +95,15 @@ func (k keys) lens(p string, doc uint64) string {
 	return k.tag(p) + "len:" + strconv.FormatUint(doc/lensBucket, 10)
 }
 
-// The kept statistics (agg.go) are in layout 3, under "k3:" keys; a
-// store written with layout 1 or 2 (oldStatsKeys) gets layout 3 built
+// The kept statistics (agg.go) are in layout 4, under "k4:" keys; a
+// store written with layout 1, 2 or 3 (oldStatsKeys) gets layout 4 built
 // from its records at its first Stats, and the older layouts deleted.
 
 // agg holds the project's kept statistics (agg.go): the counts of
 // core.AddCounts as fields ("t", "s:"/"l:"/"h:" + status, level, trust
 // bucket, "sh", "us", "pa", "fa", "st", "qu"), and aggBuilt once they hold
 // every QA.
-func (k keys) agg(p string) string { return k.tag(p) + "k3:agg" }
+func (k keys) agg(p string) string { return k.tag(p) + "k4:agg" }
 
 // aggLock is held by the one process building p's statistics.
 func (k keys) aggLock(p string) string { return k.tag(p) + "agg:lock" }
@@ -112,44 +112,60 @@ func (k keys) aggLock(p string) string { return k.tag(p) + "agg:lock" }
 // share of the statistics (shareOf), in buckets so each stays a compact
 // listpack hash (a document id field is a listpack integer).
 func (k keys) shares(p string, doc uint64) string {
-	return k.tag(p) + "k3:sh:" + strconv.FormatUint(doc/docBucket, 10)
+	return k.tag(p) + "k4:sh:" + strconv.FormatUint(doc/docBucket, 10)
 }
 
 // byTrust holds the live QAs (qa_ids) of p whose document ids share
-// doc/docBucket, scored by trust (top and worst): one sorted set per
-// bucket of documents, so each stays a compact listpack (Redis keeps
-// sorted sets of ≤ 128 members so; one set of a whole project costs
-// ~110 B a member). statsScript reads the ends of every bucket and
-// merges them.
+// doc/docBucket, scored by their trust negated: in (score, qa_id) order
+// its first members are its top ones and its last its worst
+// (core.StatsEnds). One sorted set per bucket of documents, so each
+// stays a compact listpack (Redis keeps sorted sets of ≤ 128 members so;
+// one set of a whole project costs ~110 B a member); trustEnds lists
+// each bucket's first and last member, so Stats opens only the few
+// buckets that can hold an end.
 func (k keys) byTrust(p string, doc uint64) string {
-	return k.tag(p) + "k3:t:" + strconv.FormatUint(doc/docBucket, 10)
+	return k.tag(p) + "k4:t:" + strconv.FormatUint(doc/docBucket, 10)
+}
+
+// trustEnds holds, for each non-empty byTrust bucket of p, its first
+// member (last false) or its last (true) as "<qa_id> <bucket>", scored
+// like it there: the space sorts below every qa_id byte, so the set's
+// order is the order of the members it names.
+func (k keys) trustEnds(p string, last bool) string {
+	if last {
+		return k.tag(p) + "k4:tl"
+	}
+	return k.tag(p) + "k4:tf"
 }
 
 // byExpiry holds the document ids of the QAs of p with an expiry whose
 // ids share doc/docBucket, scored by it in ms (expiring soon: only
 // counted, so no qa_id is needed), a listpack per bucket like byTrust's.
 func (k keys) byExpiry(p string, doc uint64) string {
-	return k.tag(p) + "k3:e:" + strconv.FormatUint(doc/docBucket, 10)
+	return k.tag(p) + "k4:e:" + strconv.FormatUint(doc/docBucket, 10)
 }
 
 // statsBuckets is the prefix of p's byTrust and byExpiry buckets
-// (statsScript appends "t:" or "e:" and the bucket).
-func (k keys) statsBuckets(p string) string { return k.tag(p) + "k3:" }
+// (the stats scripts append "t:" or "e:" and the bucket).
+func (k keys) statsBuckets(p string) string { return k.tag(p) + "k4:" }
 
 // awaiting holds p's live quarantined QAs (qa_ids) scored by created_at
-// in ms (awaiting review).
-func (k keys) awaiting(p string) string { return k.tag(p) + "k3:quar" }
+// in ms negated (awaiting review: the newest first, qa_ids ascending).
+func (k keys) awaiting(p string) string { return k.tag(p) + "k4:quar" }
 
 // oldStatsKeys are the keys of p's statistics in layouts 1 (qa_id-keyed
-// shares of named counters, qa_id members in every set) and 2 (the
-// shares of layout 3, one by-trust and one by-expiry set per project)
-// for its documents up to seq: deleted once layout 3 is built.
+// shares of named counters, qa_id members in every set), 2 (the shares
+// of layout 3, one by-trust and one by-expiry set per project) and 3
+// (layout 4's keys with the trust and created_at scores as they are and
+// no trustEnds) for its documents up to seq: deleted once layout 4 is
+// built.
 func (k keys) oldStatsKeys(p string, seq uint64) []string {
 	t := k.tag(p)
-	out := []string{t + "agg", t + "z:trust", t + "z:ttl", t + "z:quar", t + "k2:agg", t + "k2:trust", t + "k2:ttl", t + "k2:quar"}
+	out := []string{t + "agg", t + "z:trust", t + "z:ttl", t + "z:quar", t + "k2:agg", t + "k2:trust", t + "k2:ttl", t + "k2:quar",
+		t + "k3:agg", t + "k3:quar"}
 	for b := uint64(0); b <= seq/docBucket; b++ {
 		n := strconv.FormatUint(b, 10)
-		out = append(out, t+"sh:"+n, t+"k2:sh:"+n)
+		out = append(out, t+"sh:"+n, t+"k2:sh:"+n, t+"k3:sh:"+n, t+"k3:t:"+n, t+"k3:e:"+n)
 	}
 	return out
 }

@@ -197,63 +197,6 @@ func (s *Store) stats(ctx context.Context, p string) (core.ProjectStats, error) 
 	return out, err
 }
 
-// keptStats reads the kept statistics; built is false (and the figures
-// empty) when they do not hold every QA yet.
-func (s *Store) keptStats(ctx context.Context, p string) (core.ProjectStats, bool, error) {
-	top, worst, awaiting := core.StatsEnds()
-	args := []any{core.ExpiryBound(s.cfg.clock().UTC()).UnixMilli()}
-	for _, e := range []core.StatsEnd{top, worst, awaiting} {
-		args = append(args, e.N, e.High, e.IDAsc)
-	}
-	args = append(args, s.k.statsBuckets(p))
-	v, err := s.eval(ctx, statsScript, []string{s.k.agg(p), s.k.stats(p), s.k.awaiting(p)}, args...).Slice()
-	if err != nil {
-		return core.ProjectStats{}, false, err
-	}
-	if len(v) != 5 {
-		return core.ProjectStats{}, false, errors.New("malformed statistics reply")
-	}
-	agg := map[string]string{}
-	flat, _ := v[0].([]any)
-	for i := 0; i+1 < len(flat); i += 2 {
-		f, _ := flat[i].(string)
-		val, _ := flat[i+1].(string)
-		agg[f] = val
-	}
-	if agg[aggBuilt] == "" {
-		return core.ProjectStats{}, false, nil
-	}
-	lists := make([][]string, 3)
-	var ids []string
-	for i := range lists {
-		l, _ := v[i+1].([]any)
-		for _, x := range l {
-			id, _ := x.(string)
-			lists[i] = append(lists[i], id)
-			ids = append(ids, id)
-		}
-	}
-	soon, _ := v[4].(int64)
-	recs, err := s.writtenRecords(ctx, p, ids)
-	if err != nil {
-		return core.ProjectStats{}, false, err
-	}
-	pick := func(ids []string) []core.Record {
-		var out []core.Record
-		for _, id := range ids {
-			if r, ok := recs[id]; ok {
-				out = append(out, r)
-			}
-		}
-		return out
-	}
-	days, err := s.days(ctx, p)
-	if err != nil {
-		return core.ProjectStats{}, false, err
-	}
-	return core.FinishStats(p, readCounts(agg), pick(lists[0]), pick(lists[1]), pick(lists[2]), int(soon), days), true, nil
-}
-
 // writtenRecords reads the records of ids of project p as their last
 // writes left them (their shares' derived fields): one MGET of the
 // records, then one pipeline of their shares.

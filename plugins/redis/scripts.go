@@ -251,6 +251,11 @@ local function share(v)
   if string.find(f[4], 'q', 1, true) then counts.qu = 1 end
   return f, counts
 end
+-- tends is by-trust bucket k's first and last members, each {member,
+-- score} ({} when the bucket is empty).
+local function tends(k)
+  return {redis.call('ZRANGE', k, 0, 0, 'WITHSCORES'), redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')}
+end
 local argc = #ARGV
 while i <= argc do
   local op = ARGV[i]
@@ -288,16 +293,20 @@ while i <= argc do
     i = i + 5
   elseif op == 'stat' then
     -- A QA's share of the project statistics (agg.go): k the share
-    -- hash; the agg hash, the by-trust, by-expiry and awaiting sets; the
-    -- qa_id; the document id (the share's field, the by-expiry member);
-    -- the new share ('' when the QA is deleted); its by-trust score (''
+    -- hash; the agg hash, the by-trust, by-expiry and awaiting sets, the
+    -- by-trust buckets' first and last members; the qa_id; the document
+    -- id (the share's field, the by-expiry member) and its bucket; the
+    -- new share ('' when the QA is deleted); its by-trust score (''
     -- when it is not ranked). The share its last write left goes out,
     -- the new one in: only what differs. The by-expiry and awaiting
     -- scores are share fields 15 and 16.
     local zk = {KEYS[tonumber(ARGV[i + 3])], KEYS[tonumber(ARGV[i + 4])], KEYS[tonumber(ARGV[i + 5])]}
-    local ak, id, doc, new, trust = KEYS[tonumber(ARGV[i + 2])], ARGV[i + 6], ARGV[i + 7], ARGV[i + 8], ARGV[i + 9]
-    if trust ~= '' then redis.call('ZADD', zk[1], trust, id) end
+    local ek = {KEYS[tonumber(ARGV[i + 6])], KEYS[tonumber(ARGV[i + 7])]}
+    local ak, id, doc, bucket, new, trust = KEYS[tonumber(ARGV[i + 2])], ARGV[i + 8], ARGV[i + 9], ARGV[i + 10], ARGV[i + 11], ARGV[i + 12]
     local old = redis.call('HGET', k, doc)
+    local before
+    if trust ~= '' or (old and old ~= new) then before = tends(zk[1]) end
+    if trust ~= '' then redis.call('ZADD', zk[1], trust, id) end
     if old ~= new then
       local of, oc = share(old or '')
       local nf, nc = share(new)
@@ -320,7 +329,19 @@ while i <= argc do
       end
       if new ~= '' then redis.call('HSET', k, doc, new) else redis.call('HDEL', k, doc) end
     end
-    i = i + 10
+    if before then
+      -- The bucket's entries in the by-trust ends: moved when its first
+      -- or last member or score changed.
+      local after = tends(zk[1])
+      for j = 1, 2 do
+        local o, n = before[j], after[j]
+        if o[1] ~= n[1] or o[2] ~= n[2] then
+          if o[1] and o[1] ~= n[1] then redis.call('ZREM', ek[j], o[1] .. ' ' .. bucket) end
+          if n[1] then redis.call('ZADD', ek[j], n[2], n[1] .. ' ' .. bucket) end
+        end
+      end
+    end
+    i = i + 13
   elseif op == 'pnop' then
     i = i + 5
   elseif op == 'prem' then
@@ -415,125 +436,39 @@ redis.call('SETRANGE', key, off, 'u')
 return {3, j, n}
 `)
 
-// statsScript reads a project's kept statistics (agg.go) in one call.
-// KEYS: the agg hash, the stats hash (its "seq" bounds the document
-// buckets), the awaiting set; ARGV: the expiry bound in ms, then for the
-// top, worst and awaiting ends (core.StatsEnds) how many, from the high
-// end, qa_ids ascending, then the prefix of the by-trust and by-expiry
-// buckets (keys.statsBuckets). Returns the agg hash's fields and values,
-// the ids of the three ends and the count of expiries up to the bound.
-// An end of the by-trust sets is the best of every bucket's end, a bucket
-// whose lowest and highest scores cannot beat the picks so far skipped.
-// A set is read by rank, never more than asked for however many share a
-// score: every score a reply carries costs a parse and a format, and a
-// listpack's range by score parses every score it passes. qa_ids are
-// compared byte by byte (Lua's < follows the server's locale).
+// statsScript reads a project's kept statistics (agg.go) but the
+// expiring count: a few short commands whatever the project's size.
+// KEYS: the agg hash, the stats hash, the awaiting set, the by-trust
+// buckets' first and last members (keys.trustEnds); ARGV: the prefix of
+// the by-trust buckets (keys.statsBuckets), how many top, worst and
+// awaiting QAs. Returns the agg hash's fields and values, the
+// "seq" counter, the top candidates and the worst (qa_id, score pairs)
+// and the awaiting qa_ids. The top QAs are among the first members of
+// the buckets whose first members come first (each of those buckets
+// holds a member ahead of every member of a later one), and the
+// candidates are those buckets' first members; the worst likewise from
+// the last.
 var statsScript = redis.NewScript(`
-local byte = string.byte
-local function less(a, b)
-  for j = 1, math.min(#a, #b) do
-    local x, y = byte(a, j), byte(b, j)
-    if x ~= y then return x < y end
-  end
-  return #a < #b
-end
--- An end: ARGV[j..j+2] (how many, from the high end, ids ascending) and
--- its picks so far, c: {score, id}, best first.
-local function newEnd(j)
-  local e = {n = tonumber(ARGV[j]), high = ARGV[j + 1] == '1', idAsc = ARGV[j + 2] == '1', c = {}}
-  e.before = function(a, b)
-    if a[1] ~= b[1] then return (a[1] > b[1]) == e.high end
-    if e.idAsc then return less(a[2], b[2]) end
-    return less(b[2], a[2])
-  end
-  return e
-end
--- add puts {score, id} among e's picks, if it is one of the first e.n.
-local function add(e, sc, id)
-  local c, p = e.c, {tonumber(sc), id}
-  local x = #c
-  if x >= e.n then
-    if not e.before(p, c[x]) then return end
-    c[x] = nil
-    x = x - 1
-  end
-  while x > 0 and e.before(p, c[x]) do
-    c[x + 1] = c[x]
-    x = x - 1
-  end
-  c[x + 1] = p
-end
--- pick adds to e's picks the first e.n members of set k, whose lowest
--- and highest members are lom and him, their scores lo and hi (texts),
--- from e's end. By rank from an
--- end, members of one score come ids descending from the high end,
--- ascending from the low end; when the other order is asked for and the
--- n-th member's score goes on past it, its members come from that
--- score's other side.
-local function pick(e, k, lom, lo, him, hi)
-  local n, c = e.n, e.c
-  if #c >= n then
-    local cut = c[n][1]
-    if (e.high and tonumber(hi) < cut) or (not e.high and tonumber(lo) > cut) then return end
-  end
-  local near, far, farScore = 'ZRANGE', 'ZREVRANGE', hi
-  if e.high then near, far, farScore = 'ZREVRANGE', 'ZRANGE', lo end
-  if lo == hi then
-    -- One score: its members in the order asked for from one end, the
-    -- first of them (the set's lowest or highest member) known.
-    local side, first = near, lom
-    if e.idAsc == e.high then side = far end
-    if side == 'ZREVRANGE' then first = him end
-    if #c >= n and not e.before({tonumber(lo), first}, c[n]) then return end
-    for _, id in ipairs(redis.call(side, k, 0, n - 1)) do add(e, lo, id) end
-    return
-  end
-  local g = redis.call(near, k, 0, n, 'WITHSCORES')
-  local last, j = g[2 * n], 0
-  if #g <= 2 * n or g[2 * n + 2] ~= last or e.idAsc ~= e.high then
-    for x = 1, math.min(#g / 2, n) do add(e, g[2 * x], g[2 * x - 1]) end
-    return
-  end
-  while g[2 * j + 2] ~= last do
-    add(e, g[2 * j + 2], g[2 * j + 1])
-    j = j + 1
-  end
-  -- The rank, from the far end, where the n-th member's score starts.
-  local from = 0
-  if farScore ~= last then
-    if e.high then
-      from = redis.call('ZCOUNT', k, '-inf', '(' .. last)
-    else
-      from = redis.call('ZCOUNT', k, '(' .. last, '+inf')
-    end
-  end
-  for _, id in ipairs(redis.call(far, k, from, from + n - j - 1)) do add(e, last, id) end
-end
--- ends is set k's lowest and highest members and their scores (nothing
--- when it is empty).
-local function ends(k)
-  local lo = redis.call('ZRANGE', k, 0, 0, 'WITHSCORES')
-  if #lo == 0 then return nil end
-  local hi = redis.call('ZREVRANGE', k, 0, 0, 'WITHSCORES')
-  return lo[1], lo[2], hi[1], hi[2]
-end
-local function ids(e)
+local function candidates(ends, cmd, n)
   local out = {}
-  for x, p in ipairs(e.c) do out[x] = p[2] end
+  for _, m in ipairs(redis.call(cmd, ends, 0, n - 1)) do
+    local k = ARGV[1] .. 't:' .. string.match(m, ' (%d+)$')
+    for _, x in ipairs(redis.call(cmd, k, 0, n - 1, 'WITHSCORES')) do out[#out + 1] = x end
+  end
   return out
 end
-local top, worst, awaiting = newEnd(2), newEnd(5), newEnd(8)
-local soon = 0
-for b = 0, math.floor(tonumber(redis.call('HGET', KEYS[2], 'seq') or '0') / 128) do -- docBucket
-  local k = ARGV[11] .. 't:' .. b
-  local lom, lo, him, hi = ends(k)
-  if lom then
-    pick(top, k, lom, lo, him, hi)
-    pick(worst, k, lom, lo, him, hi)
-  end
-  soon = soon + redis.call('ZCOUNT', ARGV[11] .. 'e:' .. b, '-inf', ARGV[1])
+return {redis.call('HGETALL', KEYS[1]), redis.call('HGET', KEYS[2], 'seq') or '0',
+  candidates(KEYS[4], 'ZRANGE', tonumber(ARGV[2])), candidates(KEYS[5], 'ZREVRANGE', tonumber(ARGV[3])),
+  redis.call('ZRANGE', KEYS[3], 0, tonumber(ARGV[4]) - 1)}
+`)
+
+// soonScript counts a project's expiries up to ARGV[4] (ms) in its
+// by-expiry buckets ARGV[2] to ARGV[3] (ARGV[1]: keys.statsBuckets;
+// KEYS[1], the stats hash, names the project's slot).
+var soonScript = redis.NewScript(`
+local n = 0
+for b = tonumber(ARGV[2]), tonumber(ARGV[3]) do
+  n = n + redis.call('ZCOUNT', ARGV[1] .. 'e:' .. b, '-inf', ARGV[4])
 end
-local lom, lo, him, hi = ends(KEYS[3])
-if lom then pick(awaiting, KEYS[3], lom, lo, him, hi) end
-return {redis.call('HGETALL', KEYS[1]), ids(top), ids(worst), ids(awaiting), soon}
+return n
 `)
