@@ -61,13 +61,13 @@ func measureMemory(tb testing.TB, n int) (perQA, rawPerQA float64, byKind map[st
 			case strings.Contains(k, "}:docs:"), strings.Contains(k, "}:hash:"), strings.HasSuffix(k, "}:list"),
 				strings.Contains(k, ":ids:"):
 				kind = "id indexes"
-			case strings.Contains(k, "}:k3:"):
+			case strings.Contains(k, "}:k4:"):
 				kind = "statistics"
 			}
 			m, _ := s.rdb.MemoryUsage(ctx, k, 0).Result()
 			byKind[kind] += m
 			if kind == "statistics" {
-				if strings.Contains(k, "}:k3:sh:") {
+				if strings.Contains(k, "}:k4:sh:") {
 					byKind["shares"] += m
 				} else {
 					byKind["sets"] += m
