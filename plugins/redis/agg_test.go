@@ -515,3 +515,19 @@ func countQuarantined(a, b listEntry, ids []string) int {
 	}
 	return n
 }
+
+// TestZeroTrustScore: a ranked QA of trust 0 is scored "0" (a listpack
+// integer, not the string "-0"), and its score reads back as a trust of
+// 0, not -0 (it would show as such).
+func TestZeroTrustScore(t *testing.T) {
+	_, score := shareOf(core.Record{QAID: "q", Status: core.StatusActive})
+	if score != "0" {
+		t.Fatalf("by-trust score %q, want 0", score)
+	}
+	st := &stored{ID: "q", State: trust.NewState("c", time.Now())}
+	ranked := 0.0
+	r, err := asWritten(st, "active\x1fL0\x1f0\x1fr\x1f\x1f1\x1f1\x1f0", &ranked)
+	if err != nil || r.TrustScore != 0 || math.Signbit(r.TrustScore) {
+		t.Fatalf("trust %v (%v), want 0", r.TrustScore, err)
+	}
+}
