@@ -443,11 +443,10 @@ return {3, j, n}
 // the by-trust buckets (keys.statsBuckets), how many top, worst and
 // awaiting QAs. Returns the agg hash's fields and values, the
 // "seq" counter, the top candidates and the worst (qa_id, score pairs)
-// and the awaiting qa_ids. The top QAs are among the first members of
-// the buckets whose first members come first (each of those buckets
-// holds a member ahead of every member of a later one), and the
-// candidates are those buckets' first members; the worst likewise from
-// the last.
+// and the awaiting qa_ids. The top n QAs are among the first n members
+// of the n buckets whose first members come first (each of those holds
+// a member ahead of every member of a later bucket): those are the
+// candidates; the worst likewise from the last.
 var statsScript = redis.NewScript(`
 local function candidates(ends, cmd, n)
   local out = {}
