@@ -61,7 +61,10 @@ type Params struct {
 	// each of its parts, so a document holding the compound matches it
 	// three times over; the whole adds the evidence of the exact form, not
 	// that of another word. (A camelCase whole cannot be told from a word
-	// once lower-cased, and keeps its full weight.)
+	// once lower-cased, and keeps its full weight.) A query's compound
+	// that holds groups of digits ("12.04", "127.0.0.1") is one token of
+	// meaning too, and those groups, which on their own match any number,
+	// weigh CompoundWeight as well.
 	CompoundWeight float64
 	// CJKCoord is the strength of the coordination factor for queries with
 	// CJK text: a document's score is multiplied by min(1, 3c)^(CJKCoord·s),

@@ -16,8 +16,11 @@
 //	                                                    a CJK character pair,
 //	                                                    CompoundWeight for the
 //	                                                    whole of a compound such
-//	                                                    as "import_module",
-//	                                                    else 1; times CJKWeight
+//	                                                    as "import_module"
+//	                                                    or a digit group of
+//	                                                    one in the query ("12"
+//	                                                    of "12.04"), else 1;
+//	                                                    times CJKWeight
 //	                                                    for every CJK term)
 //	                  · (k3+1)·n(t)/(k3+n(t))          (n(t) = times the query
 //	                                                    has t; k3 = K3)
@@ -62,7 +65,10 @@
 // analyzer also emits its parts ("import_module" → import_module, import,
 // modul), so a document holding it matches three terms for one token, and
 // at full weight the whole's high idf (compounds are rare) would outrank
-// documents that share more of the query's words. For Chinese (and other
+// documents that share more of the query's words. The digit groups of a
+// query's compound weigh half too: "ubuntu 12.10" is about one version,
+// not about the numbers 12 and 10, which on their own match "12 GB" and
+// "Windows 10". For Chinese (and other
 // CJK text, indexed as characters and character pairs) pairs weigh half,
 // since they repeat the evidence of their characters and also span word
 // boundaries, and the coordination factor discounts documents that match

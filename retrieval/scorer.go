@@ -33,6 +33,9 @@ type queryTerm struct {
 	df   int64
 	idf  float64 // weighted: the term's full contribution at saturation 1
 	n    int     // occurrences in the query (while the weights are set)
+	// digits: a digit group of a compound the query holds ("12" and "04"
+	// of "12.04"), weighed as the compound's whole is (CompoundWeight).
+	digits bool
 }
 
 // termIDF is the weighted idf of term t with document frequency df among n
@@ -119,6 +122,7 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 	}
 	n := float64(st.Docs)
 	qts := countTerms(make([]queryTerm, 0, len(terms)), terms)
+	markDigitGroups(qts)
 	var norm, cjk float64
 	found := 0 // qts[:found]: the terms some document holds
 	for _, q := range qts {
@@ -129,6 +133,9 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 		df = min(max(df, 0), st.Docs)
 		w, isCJK := s.p.termIDF(q.term, n, float64(df))
 		w *= s.p.repeatWeight(q.n)
+		if q.digits && s.p.CompoundWeight > 0 {
+			w *= s.p.CompoundWeight
+		}
 		norm += w
 		if isCJK {
 			cjk += w
@@ -363,6 +370,43 @@ func above(hits []Hit, min float64) []Hit {
 		n--
 	}
 	return hits[:n]
+}
+
+// markDigitGroups sets digits on the terms of qts that are a group of
+// digits in a compound of qts: a version, an address or a date ("12.04",
+// "127.0.0.1", "2014-06-24") is one token of meaning, and its groups on
+// their own match any number ("12 GB", "Windows 10"), so they weigh as
+// the whole does rather than as words.
+func markDigitGroups(qts []queryTerm) {
+	for _, c := range qts {
+		if !isCompound(c.term) {
+			continue
+		}
+		p := 0
+		for k := 0; k <= len(c.term); k++ {
+			if k < len(c.term) && !isJoinByte(c.term[k]) {
+				continue
+			}
+			if part := c.term[p:k]; allDigits(part) {
+				for i := range qts {
+					if qts[i].term == part {
+						qts[i].digits = true
+					}
+				}
+			}
+			p = k + 1
+		}
+	}
+}
+
+// allDigits reports whether s is a non-empty run of ASCII digits.
+func allDigits(s string) bool {
+	for k := 0; k < len(s); k++ {
+		if s[k] < '0' || s[k] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // countTerms appends to qts the distinct terms of ts, first occurrences

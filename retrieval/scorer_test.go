@@ -712,6 +712,35 @@ func TestCompoundWholeDoesNotOutweighWords(t *testing.T) {
 	}
 }
 
+// The digit groups of a query's compound weigh as its whole does
+// (CompoundWeight): "12.10" is one version, and its 12 on its own is any
+// number. The parts that are words keep their full weight.
+func TestCompoundDigitGroupsWeighAsTheWhole(t *testing.T) {
+	// Docs 1 and 2 are alike but for the query term each holds, both as
+	// rare (filler() has the numbers below 20); the tie would go to doc 1.
+	idx := newIndex(t, append([][2]string{{"31 cable", ""}, {"jack cable", ""}, {"import failed", ""}}, filler()...)...)
+	p := DefaultParams()
+	s := NewScorer(NewAnalyzer(), p)
+	if got := docs(search(t, s, idx, "jack 31.42", 2)); !slices.Equal(got, []uint64{2, 1}) {
+		t.Errorf("jack 31.42 ranks %v, want the jack document (2) before the one with 31 (1)", got)
+	}
+	score := func(q string, doc uint64) float64 {
+		for _, h := range search(t, s, idx, q, 0) {
+			if h.Doc == doc {
+				return h.Score
+			}
+		}
+		t.Fatalf("%q: doc %d not found", q, doc)
+		return 0
+	}
+	if r := score("jack 31.42", 1) / score("jack 31", 1); math.Abs(r-p.CompoundWeight) > 1e-9 {
+		t.Errorf("31 as a group of 31.42 weighs %v of 31 as a word, want %v", r, p.CompoundWeight)
+	}
+	if a, b := score("import_module", 3), score("import", 3); a != b {
+		t.Errorf("import as a part of import_module scores %v, as a word %v: a word part keeps its weight", a, b)
+	}
+}
+
 // In a query mixing English and Chinese, an English word weighs as much as
 // a two-character Chinese word, not as one character: of two documents as
 // long and as rare, the one naming the query's goroutine outranks the one
