@@ -57,7 +57,7 @@
 // document's own question) 0.65 in English, 0.73 in Chinese; the first
 // relevant hit 0.34–0.50 in English, 0.33 in Chinese; the top hit of an
 // off-topic query 0.15 in English, 0.12 in Chinese. At min_score 0.2 the
-// right answer passes for 54–94% of English and 86% of Chinese queries, an
+// right answer passes for 55–94% of English and 86% of Chinese queries, an
 // off-topic query's top hit for 10–13% and 3%.
 //
 // The idf exponent (0.8) flattens idf so that one rare word does not
