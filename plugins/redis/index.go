@@ -84,10 +84,13 @@ func (s *Store) indexOps(b *batch, st *stored, add bool) {
 		b.op("hincr", s.k.stats(p), "a:"+sc, sign*int64(doc.Len[1]))
 	}
 	// A new index version: searches drop what they cached (cache.go).
-	// A batch writes one project, so one token per batch.
+	// A batch writes one project, so one token per batch. This process's
+	// next search looks the owner's lists up with its version instead of
+	// finding it written only then and reading them in one more round trip.
 	if !b.ivSet {
 		b.op("hset", s.k.stats(p), "iv", newID(""))
 		b.ivSet = true
+		s.cache.setBlank(p, false)
 	}
 	docID := strconv.FormatUint(st.Doc, 10)
 	hf := hashField(st.contentHash())
