@@ -122,7 +122,7 @@ func (s *Store) locateMany(ctx context.Context, from string, ids, repFields []st
 	var sharedPipe redis.Pipeliner
 	for i, id := range ids {
 		if v, err := own[i].Result(); err == nil {
-			if found[i], err = decodeStored(from, id, v); err != nil {
+			if found[i], err = s.last.decode(from, id, v); err != nil {
 				return nil, nil, err
 			}
 			continue
@@ -131,7 +131,7 @@ func (s *Store) locateMany(ctx context.Context, from string, ids, repFields []st
 			continue
 		}
 		if v, err := glob[i].Result(); err == nil {
-			if found[i], err = decodeStored(core.GlobalProject, id, v); err != nil {
+			if found[i], err = s.last.decode(core.GlobalProject, id, v); err != nil {
 				return nil, nil, err
 			}
 			continue

@@ -36,9 +36,10 @@ for _ = 1, n do
   local k = KEYS[tonumber(ARGV[i + 1])]
   local want = ARGV[i + 2]
   if kind == 'v' then
-    local cur = redis.call('GET', k)
+    -- The version line only (at most 19 digits): not the record.
+    local cur = redis.call('GETRANGE', k, 0, 19)
     local v = '0'
-    if cur then v = string.match(cur, '^(%d+)\n') or '?' end
+    if cur ~= '' then v = string.match(cur, '^(%d+)\n') or '?' end
     if v ~= want then return {0} end
   elseif kind == 'hnx' then
     if redis.call('HEXISTS', k, want) == 1 then return {0} end

@@ -131,6 +131,8 @@ type Store struct {
 	idsMu    sync.Mutex
 	// hints of the reputation fields each QA's writes need.
 	hints repHints
+	// last: the records this process last wrote, decoded (lastWritten).
+	last lastWritten
 
 	stop     chan struct{}
 	stopOnce sync.Once
