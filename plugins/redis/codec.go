@@ -55,6 +55,7 @@ type stored struct {
 
 	project string // from the key
 	ver     int64  // version the record was read at (0: new)
+	sum     string // ContentHash(Q, A) when computed by a write (write.put)
 }
 
 func ms(t time.Time) int64 {
@@ -97,13 +98,13 @@ func (s *stored) entry(withHash bool) ledger.Entry {
 // the version read stay.
 func (s *stored) set(e ledger.Entry) {
 	r := e.Rec
-	hash := s.Hash // (a text the ledger changed has the computed hash)
+	hash, sum := s.Hash, s.sum // (a text the ledger changed has the computed hash)
 	if r.Question != s.Q || r.Answer != s.A {
-		hash = ""
+		hash, sum = "", ""
 	}
 	r.ContentHash = ""
 	n := toStored(r, e.State, s.Doc)
-	n.ID, n.project, n.ver, n.Hash = s.ID, s.project, s.ver, hash
+	n.ID, n.project, n.ver, n.Hash, n.sum = s.ID, s.project, s.ver, hash, sum
 	*s = *n
 }
 
@@ -134,10 +135,13 @@ func (s *stored) record(withHash bool) core.Record {
 }
 
 // contentHash is the record's content hash (stored only when imported
-// with a different one).
+// with a different one); a record lastWritten keeps carries it computed.
 func (s *stored) contentHash() string {
 	if s.Hash != "" {
 		return s.Hash
+	}
+	if s.sum != "" {
+		return s.sum
 	}
 	return core.ContentHash(s.Q, s.A)
 }

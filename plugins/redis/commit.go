@@ -326,7 +326,7 @@ func (w *write) put(st *stored, ch ledger.Change, now time.Time) error {
 	}
 	w.b.op("set", key, val)
 	next := st.clone()
-	next.ver++
+	next.ver, next.sum = next.ver+1, next.contentHash()
 	w.b.wrote = append(w.b.wrote, lastValue{val, next})
 	return nil
 }
