@@ -252,10 +252,29 @@ local function share(v)
   if string.find(f[4], 'q', 1, true) then counts.qu = 1 end
   return f, counts
 end
--- tends is by-trust bucket k's first and last members, each {member,
--- score} ({} when the bucket is empty).
+-- tend is by-trust bucket k's first (j 1) or last (j 2) member, {member,
+-- score} ({} when the bucket is empty); tends both.
+local function tend(k, j)
+  if j == 1 then return redis.call('ZRANGE', k, 0, 0, 'WITHSCORES') end
+  return redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')
+end
 local function tends(k)
-  return {redis.call('ZRANGE', k, 0, 0, 'WITHSCORES'), redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')}
+  return {tend(k, 1), tend(k, 2)}
+end
+-- added is by-trust end j after member id got score s (string trust),
+-- from that end m before: nil when a tie leaves it unknown (read it).
+-- The first has the lowest score, the last the highest.
+local function added(m, j, id, s, trust)
+  if not m[1] then return {id, trust} end
+  local x, y = s, tonumber(m[2])
+  if j == 2 then x, y = -x, -y end
+  if m[1] == id then
+    if x <= y then return {id, trust} end
+    return nil
+  end
+  if x > y then return m end
+  if x < y then return {id, trust} end
+  return nil
 end
 local argc = #ARGV
 while i <= argc do
@@ -305,9 +324,18 @@ while i <= argc do
     local ek = {KEYS[tonumber(ARGV[i + 6])], KEYS[tonumber(ARGV[i + 7])]}
     local ak, id, doc, bucket, new, trust = KEYS[tonumber(ARGV[i + 2])], ARGV[i + 8], ARGV[i + 9], ARGV[i + 10], ARGV[i + 11], ARGV[i + 12]
     local old = redis.call('HGET', k, doc)
-    local before
-    if trust ~= '' or (old and old ~= new) then before = tends(zk[1]) end
-    if trust ~= '' then redis.call('ZADD', zk[1], trust, id) end
+    -- after: the by-trust bucket's ends after the write, as far as the
+    -- ends before tell (a missing one is read).
+    local before, after
+    if trust ~= '' or (old and old ~= new) then
+      before = tends(zk[1])
+      after = {before[1], before[2]}
+    end
+    if trust ~= '' and redis.call('ZADD', zk[1], 'CH', trust, id) == 1 then
+      -- (0: the QA was there at this score; nothing moved)
+      local s = tonumber(trust)
+      after = {added(before[1], 1, id, s, trust), added(before[2], 2, id, s, trust)}
+    end
     if old ~= new then
       local of, oc = share(old or '')
       local nf, nc = share(new)
@@ -318,7 +346,10 @@ while i <= argc do
       for f, n in pairs(oc) do
         if not nc[f] and redis.call('HINCRBY', ak, f, -n) == 0 then redis.call('HDEL', ak, f) end
       end
-      if trust == '' and string.find(of[4] or '', 'r', 1, true) then redis.call('ZREM', zk[1], id) end
+      if trust == '' and string.find(of[4] or '', 'r', 1, true) then
+        redis.call('ZREM', zk[1], id)
+        if before[1][1] == id or before[2][1] == id then after = {} end
+      end
       local member = {doc, id}
       for j = 1, 2 do
         local o, n = of[j + 14] or '', nf[j + 14] or ''
@@ -333,10 +364,9 @@ while i <= argc do
     if before then
       -- The bucket's entries in the by-trust ends: moved when its first
       -- or last member or score changed.
-      local after = tends(zk[1])
       for j = 1, 2 do
-        local o, n = before[j], after[j]
-        if o[1] ~= n[1] or o[2] ~= n[2] then
+        local o, n = before[j], after[j] or tend(zk[1], j)
+        if o[1] ~= n[1] or tonumber(o[2]) ~= tonumber(n[2]) then
           if o[1] and o[1] ~= n[1] then redis.call('ZREM', ek[j], o[1] .. ' ' .. bucket) end
           if n[1] then redis.call('ZADD', ek[j], n[2], n[1] .. ' ' .. bucket) end
         end
