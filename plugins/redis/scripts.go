@@ -224,8 +224,8 @@ local function prem(k, hk, t, d)
     if nb then pshort(hk, t, nb) end
   end
 end
--- share splits a QA's share (agg.go shareOf) into its fields, and
--- names its agg counts (the fields agg.go readCounts reads).
+-- fields splits a QA's share (agg.go shareOf) into its 17 fields ('' for
+-- no share: every field empty).
 local function split(s, sep)
   local t, p = {}, 1
   while true do
@@ -235,22 +235,25 @@ local function split(s, sep)
     p = q + 1
   end
 end
-local function share(v)
-  if v == '' then return {}, {} end
-  local f = split(v, '\31')
+local function fields(v)
+  local f = {}
+  if v ~= '' then f = split(v, '\31') end
   for j = #f + 1, 17 do f[j] = '' end
-  local counts = {t = 1}
-  counts['s:' .. f[1]] = 1
-  counts['l:' .. f[2]] = 1
-  counts['h:' .. f[3]] = 1
-  local named = {'sh', 'us', 'pa', 'fa'}
-  for j = 1, 4 do
-    local n = tonumber(f[10 + j])
-    if n then counts[named[j]] = n end
+  return f
+end
+-- count adds sign times the agg counts (the fields agg.go readCounts
+-- reads) field j of a share holding v names to d.
+local prefix, named = {'s:', 'l:', 'h:'}, {[11] = 'sh', [12] = 'us', [13] = 'pa', [14] = 'fa'}
+local function add(d, f, n) d[f] = (d[f] or 0) + n end
+local function count(d, j, v, sign)
+  if j <= 3 then
+    add(d, prefix[j] .. v, sign)
+  elseif j == 4 then
+    if string.find(v, 's', 1, true) then add(d, 'st', sign) end
+    if string.find(v, 'q', 1, true) then add(d, 'qu', sign) end
+  elseif named[j] and tonumber(v) then
+    add(d, named[j], sign * tonumber(v))
   end
-  if string.find(f[4], 's', 1, true) then counts.st = 1 end
-  if string.find(f[4], 'q', 1, true) then counts.qu = 1 end
-  return f, counts
 end
 -- tend is by-trust bucket k's first (j 1) or last (j 2) member, {member,
 -- score} ({} when the bucket is empty); tends both.
@@ -337,14 +340,19 @@ while i <= argc do
       after = {added(before[1], 1, id, s, trust), added(before[2], 2, id, s, trust)}
     end
     if old ~= new then
-      local of, oc = share(old or '')
-      local nf, nc = share(new)
-      for f, n in pairs(nc) do
-        local d = n - (oc[f] or 0)
-        if d ~= 0 and redis.call('HINCRBY', ak, f, d) == 0 then redis.call('HDEL', ak, f) end
+      -- The agg counts of the fields that differ (every field when the
+      -- QA comes or goes, and "t").
+      local of, nf = fields(old or ''), fields(new)
+      local d, was, is = {}, (old or '') ~= '', new ~= ''
+      if was ~= is then add(d, 't', is and 1 or -1) end
+      for j = 1, 14 do
+        if was ~= is or of[j] ~= nf[j] then
+          if was then count(d, j, of[j], -1) end
+          if is then count(d, j, nf[j], 1) end
+        end
       end
-      for f, n in pairs(oc) do
-        if not nc[f] and redis.call('HINCRBY', ak, f, -n) == 0 then redis.call('HDEL', ak, f) end
+      for f, n in pairs(d) do
+        if n ~= 0 and redis.call('HINCRBY', ak, f, n) == 0 then redis.call('HDEL', ak, f) end
       end
       if trust == '' and string.find(of[4] or '', 'r', 1, true) then
         redis.call('ZREM', zk[1], id)
