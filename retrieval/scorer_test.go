@@ -29,6 +29,19 @@ func search(tb testing.TB, s *Scorer, src Source, q string, k int) []Hit {
 	return hits
 }
 
+// scoreOf is the score of doc among hits; the test fails when doc is not
+// among them.
+func scoreOf(tb testing.TB, hits []Hit, doc uint64) float64 {
+	tb.Helper()
+	for _, h := range hits {
+		if h.Doc == doc {
+			return h.Score
+		}
+	}
+	tb.Fatalf("doc %d not in %v", doc, hits)
+	return 0
+}
+
 func docs(hits []Hit) []uint64 {
 	out := make([]uint64, len(hits))
 	for i, h := range hits {
@@ -143,15 +156,7 @@ func TestSearchRepeatedQueryTermWeighsMore(t *testing.T) {
 		t.Errorf("kernel boot boot ranks %v, want a boot document first", got)
 	}
 	thrice := search(t, s, idx, "kernel kernel kernel boot", 0)
-	score := func(hits []Hit, doc uint64) float64 {
-		for _, h := range hits {
-			if h.Doc == doc {
-				return h.Score
-			}
-		}
-		t.Fatalf("doc %d not in %v", doc, hits)
-		return 0
-	}
+	score := func(hits []Hit, doc uint64) float64 { return scoreOf(t, hits, doc) }
 	if r := score(thrice, 1) / score(once, 1); math.Abs(r-1.8) > 1e-9 {
 		t.Errorf("kernel said three times: score ×%v, want ×1.8", r)
 	}
@@ -405,15 +410,7 @@ func TestCJKCoordinationRewardsCoverage(t *testing.T) {
 	p := DefaultParams()
 	p.CJKCoord = 0
 	off := NewScorer(NewAnalyzer(), p)
-	score := func(hits []Hit, doc uint64) float64 {
-		for _, h := range hits {
-			if h.Doc == doc {
-				return h.Score
-			}
-		}
-		t.Fatalf("doc %d not in %v", doc, hits)
-		return 0
-	}
+	score := func(hits []Hit, doc uint64) float64 { return scoreOf(t, hits, doc) }
 	const q = "内存泄漏排查"
 	a, b := search(t, on, idx, q, 0), search(t, off, idx, q, 0)
 	if score(a, full) != score(b, full) {

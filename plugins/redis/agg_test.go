@@ -290,11 +290,11 @@ func forgetStats(t *testing.T, s *Store, p string) {
 }
 
 // TestStatsUpgradeFromLayout1: a project whose statistics are in layout 1
-// (keys.oldStatsKeys: an agg hash, qa_id-keyed shares, qa_id sets) and
-// not in layout 2 gets layout 2 built from its records, through a build
-// stopped halfway and writes after it, and reads the statistics of a
-// scan; layout 1 is deleted and never read (its counts here are wrong on
-// purpose).
+// (keys.oldStatsKeys: an agg hash, qa_id-keyed shares, qa_id sets) and in
+// no later one gets the current layout built from its records, through a
+// build stopped halfway and writes after it, and reads the statistics of
+// a scan; layout 1 is deleted and never read (its counts here are wrong
+// on purpose).
 func TestStatsUpgradeFromLayout1(t *testing.T) {
 	s := newShared(t)
 	ctx := core.WithPrincipal(t.Context(), core.Principal{ID: "c"})
