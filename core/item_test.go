@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"bytes"
 	"errors"
 	"math/rand"
 	"reflect"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"testing/quick"
+	"time"
 
 	"github.com/memex-dev/memex/core"
 )
@@ -66,6 +68,33 @@ func TestItemIDRoundTrip(t *testing.T) {
 // TestItemIDOrder: ID order is namespace order segment by segment (an item
 // of a namespace before those of its children), then key order; an ID has
 // the prefix ID of exactly its namespace's ancestors.
+// TestItemEntryFormat: the stored form of an item (both stores keep it) is
+// created ns, updated ns (8 bytes each, big-endian), then the value, and
+// decodes back under its id.
+func TestItemEntryFormat(t *testing.T) {
+	it := core.Item{Namespace: core.Namespace{"user", "alice"}, Key: "k", Value: []byte(`{"text":"x"}`),
+		CreatedAt: time.Unix(0, 0x0102030405060708).UTC(), UpdatedAt: time.Unix(0, 0x1112131415161718).UTC()}
+	v := core.EncodeItemEntry(it)
+	want := append([]byte{1, 2, 3, 4, 5, 6, 7, 8, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18}, it.Value...)
+	if !bytes.Equal(v, want) {
+		t.Fatalf("entry %x, want %x", v, want)
+	}
+	got, err := core.DecodeItemEntry(core.ItemID(it.Namespace, it.Key), v)
+	if err != nil || !reflect.DeepEqual(got, it) {
+		t.Fatalf("decoded %+v, %v; want %+v", got, err, it)
+	}
+	v[16] = 'X'
+	if got.Value[0] != '{' {
+		t.Fatal("the decoded value shares the entry's bytes")
+	}
+	if _, err := core.DecodeItemEntry(core.ItemID(it.Namespace, it.Key), v[:15]); err == nil {
+		t.Fatal("a short entry decoded")
+	}
+	if _, err := core.DecodeItemEntry("no id", v); err == nil {
+		t.Fatal("an entry under a bad id decoded")
+	}
+}
+
 func TestItemIDOrder(t *testing.T) {
 	cmpNS := func(a, b nsKey) int {
 		for i := range min(len(a.NS), len(b.NS)) {

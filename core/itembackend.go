@@ -2,6 +2,9 @@ package core
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
+	"slices"
 	"time"
 )
 
@@ -35,6 +38,35 @@ type ItemBackend interface {
 	// ctx, a failed ranking) for op ("put item", "list items", …) as the
 	// store wraps its own.
 	ItemError(ctx context.Context, op string, err error) error
+}
+
+// EncodeItemEntry is the stored form of an item, the value a store keeps
+// under its ItemID: its created and updated times in Unix nanoseconds (8
+// bytes each, big-endian), then its value.
+func EncodeItemEntry(it Item) []byte {
+	b := make([]byte, 16, 16+len(it.Value))
+	binary.BigEndian.PutUint64(b[0:], uint64(it.CreatedAt.UnixNano()))
+	binary.BigEndian.PutUint64(b[8:], uint64(it.UpdatedAt.UnixNano()))
+	return append(b, it.Value...)
+}
+
+// DecodeItemEntry is the item of the entry v (EncodeItemEntry) stored
+// under id; its value is a copy.
+func DecodeItemEntry(id string, v []byte) (Item, error) {
+	if len(v) < 16 {
+		return Item{}, errors.New("corrupt item entry")
+	}
+	ns, key, err := ParseItemID(id)
+	if err != nil {
+		return Item{}, err
+	}
+	return Item{
+		Namespace: ns,
+		Key:       key,
+		Value:     slices.Clone(v[16:]),
+		CreatedAt: time.Unix(0, int64(binary.BigEndian.Uint64(v[0:]))).UTC(),
+		UpdatedAt: time.Unix(0, int64(binary.BigEndian.Uint64(v[8:]))).UTC(),
+	}, nil
 }
 
 // ItemSearcher answers a SearchItemsRequest over the items under its

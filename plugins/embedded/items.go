@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -15,9 +13,9 @@ import (
 )
 
 // The namespaced store (core.ItemStore) lives in two buckets of the same
-// file, created by the first write:
+// file:
 var (
-	bItems     = []byte("items")     // core.ItemID → created ns (8) updated ns (8) value JSON
+	bItems     = []byte("items")     // core.ItemID → core.EncodeItemEntry: created ns (8) updated ns (8) value JSON
 	bItemCount = []byte("itemcount") // core.NamespacePrefixID(ns) → uvarint items of exactly ns
 )
 
@@ -34,30 +32,6 @@ var (
 // bbolt transaction.
 type items struct{ s *Store }
 
-func encodeItem(it core.Item) []byte {
-	b := make([]byte, 16, 16+len(it.Value))
-	binary.BigEndian.PutUint64(b[0:], uint64(it.CreatedAt.UnixNano()))
-	binary.BigEndian.PutUint64(b[8:], uint64(it.UpdatedAt.UnixNano()))
-	return append(b, it.Value...)
-}
-
-func decodeItem(id, v []byte) (core.Item, error) {
-	if len(v) < 16 {
-		return core.Item{}, errors.New("corrupt item entry")
-	}
-	ns, key, err := core.ParseItemID(string(id))
-	if err != nil {
-		return core.Item{}, err
-	}
-	return core.Item{
-		Namespace: ns,
-		Key:       key,
-		Value:     slices.Clone(v[16:]),
-		CreatedAt: time.Unix(0, int64(binary.BigEndian.Uint64(v[0:]))).UTC(),
-		UpdatedAt: time.Unix(0, int64(binary.BigEndian.Uint64(v[8:]))).UTC(),
-	}, nil
-}
-
 // addCount adds d to the count of the items of exactly ns.
 func addCount(b *bolt.Bucket, ns core.Namespace, d int64) error {
 	return addUvarints(b, []byte(core.NamespacePrefixID(ns)), true, d)
@@ -65,15 +39,11 @@ func addCount(b *bolt.Bucket, ns core.Namespace, d int64) error {
 
 // getItem reads the item id, false when there is none.
 func getItem(tx *bolt.Tx, id []byte) (core.Item, bool, error) {
-	b := tx.Bucket(bItems)
-	if b == nil {
-		return core.Item{}, false, nil
-	}
-	v := b.Get(id)
+	v := tx.Bucket(bItems).Get(id)
 	if v == nil {
 		return core.Item{}, false, nil
 	}
-	it, err := decodeItem(id, v)
+	it, err := core.DecodeItemEntry(string(id), v)
 	return it, err == nil, err
 }
 
@@ -92,14 +62,7 @@ func (x *items) PutItem(ctx context.Context, it core.Item, maxEntries int) (*cor
 		if err != nil {
 			return err
 		}
-		b, err := tx.CreateBucketIfNotExists(bItems)
-		if err != nil {
-			return err
-		}
-		counts, err := tx.CreateBucketIfNotExists(bItemCount)
-		if err != nil {
-			return err
-		}
+		counts := tx.Bucket(bItemCount)
 		stored := it
 		if found {
 			prev = &old
@@ -113,7 +76,7 @@ func (x *items) PutItem(ctx context.Context, it core.Item, maxEntries int) (*cor
 				return err
 			}
 		}
-		return b.Put(id, encodeItem(stored))
+		return tx.Bucket(bItems).Put(id, core.EncodeItemEntry(stored))
 	})
 	return prev, err
 }
@@ -132,18 +95,14 @@ func (x *items) ScanItems(ctx context.Context, prefix core.Namespace, after stri
 	var out []core.Item
 	err := x.s.view(ctx, "scan items", func(tx *bolt.Tx) error {
 		out = out[:0]
-		b := tx.Bucket(bItems)
-		if b == nil {
-			return nil
-		}
 		p := []byte(core.NamespacePrefixID(prefix))
 		start := p
 		if after > string(p) {
 			start = append([]byte(after), 0)
 		}
-		c := b.Cursor()
+		c := tx.Bucket(bItems).Cursor()
 		for k, v := c.Seek(start); k != nil && bytes.HasPrefix(k, p) && len(out) < n; k, v = c.Next() {
-			it, err := decodeItem(k, v)
+			it, err := core.DecodeItemEntry(string(k), v)
 			if err != nil {
 				return err
 			}
@@ -165,11 +124,7 @@ func (x *items) DeleteItem(ctx context.Context, ns core.Namespace, key string) (
 		if err := tx.Bucket(bItems).Delete(id); err != nil {
 			return err
 		}
-		counts, err := tx.CreateBucketIfNotExists(bItemCount)
-		if err != nil {
-			return err
-		}
-		return addCount(counts, ns, -1)
+		return addCount(tx.Bucket(bItemCount), ns, -1)
 	})
 	return it, ok, err
 }
@@ -181,9 +136,6 @@ func (x *items) ClearItems(ctx context.Context, prefix core.Namespace) (int, err
 		n = 0
 		for _, name := range [][]byte{bItems, bItemCount} {
 			b := tx.Bucket(name)
-			if b == nil {
-				continue
-			}
 			var del [][]byte
 			c := b.Cursor()
 			for k, _ := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, _ = c.Next() {

@@ -19,20 +19,13 @@ func benchItems100k(b *testing.B) core.ItemStore {
 	r := rand.New(rand.NewSource(1))
 	now := s.cfg.clock().UTC()
 	err := s.update(b.Context(), "fill", func(tx *bolt.Tx) error {
-		items, err := tx.CreateBucketIfNotExists(bItems)
-		if err != nil {
-			return err
-		}
-		counts, err := tx.CreateBucketIfNotExists(bItemCount)
-		if err != nil {
-			return err
-		}
+		items, counts := tx.Bucket(bItems), tx.Bucket(bItemCount)
 		for u := range 1000 {
 			ns := core.Namespace{"user", fmt.Sprintf("u%04d", u)}
 			for k := range 100 {
 				text := fmt.Sprintf(`{"text":"%s %s %s note %d"}`, words[r.Intn(len(words))], words[r.Intn(len(words))], words[r.Intn(len(words))], k)
 				it := core.Item{Namespace: ns, Key: fmt.Sprintf("n%03d", k), Value: []byte(text), CreatedAt: now, UpdatedAt: now}
-				if err := items.Put([]byte(core.ItemID(ns, it.Key)), encodeItem(it)); err != nil {
+				if err := items.Put([]byte(core.ItemID(ns, it.Key)), core.EncodeItemEntry(it)); err != nil {
 					return err
 				}
 			}

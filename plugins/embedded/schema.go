@@ -38,8 +38,8 @@ var (
 	bQA     = []byte("qa")      // bigendian doc id → QA entry: rank entry, trust state, record (codec.go)
 	bTerms  = []byte("terms2")  // bigendian doc id → forward entry (see encodeTerms)
 
-	allBuckets = append([][]byte{bMeta, bIDs, bDocs, bPost, bDF, bStats, bHash, bList, bEvents, bRep, bDays, bQA, bTerms},
-		aggBuckets...)
+	allBuckets = append([][]byte{bMeta, bIDs, bDocs, bPost, bDF, bStats, bHash, bList, bEvents, bRep, bDays, bQA, bTerms,
+		bItems, bItemCount}, aggBuckets...)
 	keySchema = []byte("schema")
 )
 

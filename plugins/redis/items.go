@@ -3,11 +3,9 @@ package redisstore
 import (
 	"context"
 	"encoding/base64"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -20,7 +18,7 @@ import (
 // hash tag, so every write is one Lua script on one cluster slot:
 //
 //	<prefix>:items:{<tag>}:z   sorted set of core.ItemIDs (score 0, lexical order)
-//	<prefix>:items:{<tag>}:h   hash core.ItemID → created ns (8) updated ns (8) value JSON
+//	<prefix>:items:{<tag>}:h   hash core.ItemID → core.EncodeItemEntry: created ns (8) updated ns (8) value JSON
 //	<prefix>:items:tags        sorted set of the tags (score 0): lists and clears of
 //	                           a prefix of fewer than two segments walk it
 //
@@ -102,27 +100,6 @@ while true do
 end
 `)
 
-func encodeItemTimes(created, updated time.Time) (c, u []byte) {
-	c = binary.BigEndian.AppendUint64(nil, uint64(created.UnixNano()))
-	u = binary.BigEndian.AppendUint64(nil, uint64(updated.UnixNano()))
-	return c, u
-}
-
-func decodeItem(id, v string) (core.Item, error) {
-	if len(v) < 16 {
-		return core.Item{}, errors.New("corrupt item entry")
-	}
-	ns, key, err := core.ParseItemID(id)
-	if err != nil {
-		return core.Item{}, err
-	}
-	return core.Item{
-		Namespace: ns, Key: key, Value: []byte(v[16:]),
-		CreatedAt: time.Unix(0, int64(binary.BigEndian.Uint64([]byte(v[0:8])))).UTC(),
-		UpdatedAt: time.Unix(0, int64(binary.BigEndian.Uint64([]byte(v[8:16])))).UTC(),
-	}, nil
-}
-
 // ItemError keeps the errors of a request (ErrInvalid, a quota) as they
 // are and makes the others ErrUnavailable (Store.wrap).
 func (x *items) ItemError(ctx context.Context, op string, err error) error {
@@ -141,10 +118,10 @@ func (x *items) PutItem(ctx context.Context, it core.Item, maxEntries int) (*cor
 		return nil, x.ItemError(ctx, op, err)
 	}
 	id := core.ItemID(it.Namespace, it.Key)
-	c, u := encodeItemTimes(it.CreatedAt, it.UpdatedAt)
+	entry := core.EncodeItemEntry(it)
 	nsID := core.NamespacePrefixID(it.Namespace)
 	v, err := putItemScript.Run(ctx, x.s.rdb, []string{x.z(tag), x.h(tag)},
-		id, c, append(u, it.Value...), maxEntries, "["+nsID+"\x01", "("+nsID+"\x02").Result()
+		id, entry[:8], entry[8:], maxEntries, "["+nsID+"\x01", "("+nsID+"\x02").Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, x.ItemError(ctx, op, err)
 	}
@@ -154,7 +131,7 @@ func (x *items) PutItem(ctx context.Context, it core.Item, maxEntries int) (*cor
 			return nil, x.ItemError(ctx, op, core.NamespaceFull(maxEntries))
 		}
 	case string:
-		prev, err := decodeItem(id, old)
+		prev, err := core.DecodeItemEntry(id, []byte(old))
 		if err != nil {
 			return nil, x.ItemError(ctx, op, err)
 		}
@@ -173,7 +150,7 @@ func (x *items) GetItem(ctx context.Context, ns core.Namespace, key string) (cor
 	if err != nil {
 		return core.Item{}, false, x.ItemError(ctx, op, err)
 	}
-	it, err := decodeItem(id, v)
+	it, err := core.DecodeItemEntry(id, []byte(v))
 	if err != nil {
 		return core.Item{}, false, x.ItemError(ctx, op, err)
 	}
@@ -229,7 +206,7 @@ func (x *items) ScanItems(ctx context.Context, prefix core.Namespace, after stri
 				if !ok {
 					continue // removed between the two reads
 				}
-				it, err := decodeItem(ids[i], s)
+				it, err := core.DecodeItemEntry(ids[i], []byte(s))
 				if err != nil {
 					return nil, x.ItemError(ctx, op, err)
 				}
@@ -259,7 +236,7 @@ func (x *items) DeleteItem(ctx context.Context, ns core.Namespace, key string) (
 	if !ok {
 		return core.Item{}, false, nil
 	}
-	it, err := decodeItem(id, old)
+	it, err := core.DecodeItemEntry(id, []byte(old))
 	if err != nil {
 		return core.Item{}, false, x.ItemError(ctx, op, err)
 	}

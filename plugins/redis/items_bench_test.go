@@ -19,7 +19,6 @@ func BenchmarkItems100k(b *testing.B) {
 	words := []string{"tests", "table", "driven", "parser", "format", "sql", "editor", "helix", "tabs", "go", "review", "deploy"}
 	r := rand.New(rand.NewSource(1))
 	now := s.cfg.clock().UTC()
-	c, u := encodeItemTimes(now, now)
 	for user := range 1000 {
 		ns := core.Namespace{"user", fmt.Sprintf("u%04d", user)}
 		tag := tagOf(ns)
@@ -29,7 +28,7 @@ func BenchmarkItems100k(b *testing.B) {
 				id := core.ItemID(ns, fmt.Sprintf("n%03d", k))
 				text := fmt.Sprintf(`{"text":"%s %s %s note %d"}`, words[r.Intn(len(words))], words[r.Intn(len(words))], words[r.Intn(len(words))], k)
 				p.ZAdd(b.Context(), x.z(tag), redis.Z{Member: id})
-				p.HSet(b.Context(), x.h(tag), id, string(c)+string(u)+text)
+				p.HSet(b.Context(), x.h(tag), id, string(core.EncodeItemEntry(core.Item{CreatedAt: now, UpdatedAt: now, Value: []byte(text)})))
 			}
 			return nil
 		})
