@@ -30,10 +30,10 @@ import (
 // Doc ids only grow, so a new document's postings append to the term's
 // last block (a new block starts when it is full: appended blocks stay
 // full); a re-index (same doc id) or a delete rewrites the block holding
-// the document; a block that overflows in the middle splits in equal
-// parts; a block that becomes empty is deleted. All of these are one merge
-// of a batch's postings into the blocks (mergeBlocks), a delete being a
-// posting without frequencies.
+// the document; a block that overflows splits after blockMax postings; a
+// block that becomes empty is deleted. All of these are one merge of a
+// batch's postings into the blocks (mergeBlocks), a delete being a posting
+// without frequencies.
 const blockMax = 128
 
 // blockKey is the key of the block of prefix (scope 0 term 0) whose first
@@ -172,7 +172,10 @@ func removal(p retrieval.Posting) bool { return p.TF == retrieval.TF{} }
 
 // mergeBlocks merges ps (sorted by doc, distinct) into the blocks of
 // prefix: a posting of a doc already there replaces it, and a removal
-// deletes it.
+// deletes it. Each block the postings fall in is rewritten as blocks of
+// blockMax postings from its first (the last one partly filled): a block
+// that overflows splits there, and a full block that new documents follow
+// stays as it is, the new postings starting the next block.
 func mergeBlocks(b *bolt.Bucket, prefix []byte, ps []retrieval.Posting) error {
 	c := b.Cursor()
 	var blk []retrieval.Posting
@@ -201,45 +204,20 @@ func mergeBlocks(b *bolt.Bucket, prefix []byte, ps []retrieval.Posting) error {
 		for j < len(ps) && ps[j].Doc < bound {
 			j++
 		}
-		add := ps[:j]
+		merged := slices.DeleteFunc(mergePostings(blk, ps[:j]), removal)
 		ps = ps[j:]
-		appending := len(blk) == 0 || add[0].Doc > blk[len(blk)-1].Doc
-		var merged []retrieval.Posting
-		switch {
-		case appending && len(blk) == blockMax:
-			// The block is full: new blocks after it, the block itself
-			// unchanged.
-			merged, oldKey = add, nil
-		case appending:
-			merged = append(blk, add...)
-		default:
-			merged = mergePostings(blk, add)
-		}
-		merged = slices.DeleteFunc(merged, removal)
-		var chunks [][]retrieval.Posting
-		if appending {
-			for len(merged) > 0 {
-				n := min(len(merged), blockMax)
-				chunks = append(chunks, merged[:n])
-				merged = merged[n:]
-			}
-		} else {
-			parts := (len(merged) + blockMax - 1) / blockMax
-			for i := range parts {
-				chunks = append(chunks, merged[i*len(merged)/parts:(i+1)*len(merged)/parts])
-			}
-		}
-		if oldKey != nil && (len(chunks) == 0 || blockFirst(oldKey) != chunks[0][0].Doc) {
+		if oldKey != nil && (len(merged) == 0 || blockFirst(oldKey) != merged[0].Doc) {
 			if err := b.Delete(oldKey); err != nil {
 				return err
 			}
 		}
-		for _, ch := range chunks {
-			if err := b.Put(blockKey(prefix, ch[0].Doc), encodeBlock(ch)); err != nil {
+		for len(merged) > 0 {
+			n := min(len(merged), blockMax)
+			if err := b.Put(blockKey(prefix, merged[0].Doc), encodeBlock(merged[:n])); err != nil {
 				return err
 			}
+			merged = merged[n:]
 		}
-		blk = nil // merged may share blk's array, now written
 	}
 	return nil
 }
