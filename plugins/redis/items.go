@@ -28,24 +28,16 @@ import (
 
 // Items returns the store's namespaced store, on the same client and
 // prefix.
-func (s *Store) Items() core.ItemStore {
-	x := &items{s: s}
-	x.ItemStore = core.NewItemStore(x, s.scorer, s.cfg.clock)
-	return x
-}
+func (s *Store) Items() core.ItemStore { return core.NewItemStore(&items{s: s}, s.scorer, s.cfg.clock) }
 
 var (
 	_ core.ItemsProvider = (*Store)(nil)
 	_ core.ItemBackend   = (*items)(nil)
 )
 
-// items is the persistence of the namespaced store (each write one Lua
-// script) and, embedded, the core.ItemStore built on it, so that what
-// Items returns also names the keys.
-type items struct {
-	core.ItemStore
-	s *Store
-}
+// items is the persistence of the namespaced store: each write is one Lua
+// script.
+type items struct{ s *Store }
 
 // tagOf is the tag (raw) of a namespace or of the namespace of an ItemID.
 func tagOf(ns core.Namespace) string { return core.NamespacePrefixID(ns[:min(2, len(ns))]) }
@@ -141,20 +133,24 @@ func (x *items) PutItem(ctx context.Context, it core.Item, maxEntries int) (*cor
 }
 
 func (x *items) GetItem(ctx context.Context, ns core.Namespace, key string) (core.Item, bool, error) {
-	const op = "get item"
 	id := core.ItemID(ns, key)
 	v, err := x.s.rdb.HGet(ctx, x.h(tagOf(ns)), id).Result()
+	return x.entry(ctx, "get item", id, v, err)
+}
+
+// entry is the item of the entry v of id that op read, false when there
+// was none (redis.Nil).
+func (x *items) entry(ctx context.Context, op, id, v string, err error) (core.Item, bool, error) {
 	if errors.Is(err, redis.Nil) {
 		return core.Item{}, false, nil
 	}
-	if err != nil {
-		return core.Item{}, false, x.ItemError(ctx, op, err)
+	var it core.Item
+	if err == nil {
+		if it, err = core.DecodeItemEntry(id, []byte(v)); err == nil {
+			return it, true, nil
+		}
 	}
-	it, err := core.DecodeItemEntry(id, []byte(v))
-	if err != nil {
-		return core.Item{}, false, x.ItemError(ctx, op, err)
-	}
-	return it, true, nil
+	return core.Item{}, false, x.ItemError(ctx, op, err)
 }
 
 // prefixTags returns the tags holding the items under prefix from the tag
@@ -222,25 +218,10 @@ func (x *items) ScanItems(ctx context.Context, prefix core.Namespace, after stri
 }
 
 func (x *items) DeleteItem(ctx context.Context, ns core.Namespace, key string) (core.Item, bool, error) {
-	const op = "delete item"
 	tag := tagOf(ns)
 	id := core.ItemID(ns, key)
-	v, err := deleteItemScript.Run(ctx, x.s.rdb, []string{x.z(tag), x.h(tag)}, id).Result()
-	if errors.Is(err, redis.Nil) {
-		return core.Item{}, false, nil
-	}
-	if err != nil {
-		return core.Item{}, false, x.ItemError(ctx, op, err)
-	}
-	old, ok := v.(string)
-	if !ok {
-		return core.Item{}, false, nil
-	}
-	it, err := core.DecodeItemEntry(id, []byte(old))
-	if err != nil {
-		return core.Item{}, false, x.ItemError(ctx, op, err)
-	}
-	return it, true, nil
+	v, err := deleteItemScript.Run(ctx, x.s.rdb, []string{x.z(tag), x.h(tag)}, id).Text()
+	return x.entry(ctx, "delete item", id, v, err)
 }
 
 // ClearItems removes the items under prefix: atomically when the prefix

@@ -15,7 +15,7 @@ import (
 // written by pipelines (docs/PERFORMANCE.md).
 func BenchmarkItems100k(b *testing.B) {
 	s := newShared(b)
-	x := s.Items().(*items)
+	x := &items{s: s}
 	words := []string{"tests", "table", "driven", "parser", "format", "sql", "editor", "helix", "tabs", "go", "review", "deploy"}
 	r := rand.New(rand.NewSource(1))
 	now := s.cfg.clock().UTC()
