@@ -109,7 +109,7 @@ func once[T any](tx *bolt.Tx, now time.Time, kind, project, eventID string, fn f
 // a time (bEventsV2), dropping their bucket once it is empty.
 func pruneEvents(tx *bolt.Tx, now time.Time) error {
 	oldest := binary.BigEndian.AppendUint32(nil, slotOf(now.Add(-core.EventWindow)))
-	n, err := deleteFirst(tx.Bucket(bEvents), eventPruneMax, func(k []byte) bool { return bytes.Compare(k, oldest) < 0 })
+	n, err := deleteFrom(tx.Bucket(bEvents), nil, eventPruneMax, func(k []byte) bool { return bytes.Compare(k, oldest) < 0 })
 	old := tx.Bucket(bEventsV2)
 	if err != nil || old == nil || n == eventPruneMax {
 		return err
@@ -122,7 +122,7 @@ func pruneEvents(tx *bolt.Tx, now time.Time) error {
 	if now.Unix() < int64(binary.BigEndian.Uint64(since))+int64(core.EventWindow/time.Second) {
 		return nil
 	}
-	if _, err := deleteFirst(old, eventPruneMax-n, func([]byte) bool { return true }); err != nil {
+	if _, err := deleteFrom(old, nil, eventPruneMax-n, func([]byte) bool { return true }); err != nil {
 		return err
 	}
 	if k, _ := old.Cursor().First(); k != nil {
@@ -134,12 +134,17 @@ func pruneEvents(tx *bolt.Tx, now time.Time) error {
 	return meta.Delete(keyEventsV2)
 }
 
-// deleteFirst deletes the first keys of b while expired holds, at most
-// limit, and returns how many it deleted.
-func deleteFirst(b *bolt.Bucket, limit int, expired func(k []byte) bool) (int, error) {
+// deleteFrom deletes the keys of b from the first at or after from (nil:
+// the first key) while del holds, at most limit, and returns how many it
+// deleted.
+func deleteFrom(b *bolt.Bucket, from []byte, limit int, del func(k []byte) bool) (int, error) {
 	var dead [][]byte
 	c := b.Cursor()
-	for k, _ := c.First(); k != nil && len(dead) < limit && expired(k); k, _ = c.Next() {
+	k, _ := c.First()
+	if from != nil {
+		k, _ = c.Seek(from)
+	}
+	for ; k != nil && len(dead) < limit && del(k); k, _ = c.Next() {
 		dead = append(dead, bytes.Clone(k))
 	}
 	for _, k := range dead {

@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"slices"
+	"math"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -131,26 +131,14 @@ func (x *items) DeleteItem(ctx context.Context, ns core.Namespace, key string) (
 
 func (x *items) ClearItems(ctx context.Context, prefix core.Namespace) (int, error) {
 	p := []byte(core.NamespacePrefixID(prefix))
+	under := func(k []byte) bool { return bytes.HasPrefix(k, p) }
 	var n int
-	err := x.s.update(ctx, "clear items", func(tx *bolt.Tx) error {
-		n = 0
-		for _, name := range [][]byte{bItems, bItemCount} {
-			b := tx.Bucket(name)
-			var del [][]byte
-			c := b.Cursor()
-			for k, _ := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, _ = c.Next() {
-				del = append(del, slices.Clone(k))
-			}
-			for _, k := range del {
-				if err := b.Delete(k); err != nil {
-					return err
-				}
-			}
-			if bytes.Equal(name, bItems) {
-				n = len(del)
-			}
+	err := x.s.update(ctx, "clear items", func(tx *bolt.Tx) (err error) {
+		if n, err = deleteFrom(tx.Bucket(bItems), p, math.MaxInt, under); err != nil {
+			return err
 		}
-		return nil
+		_, err = deleteFrom(tx.Bucket(bItemCount), p, math.MaxInt, under)
+		return err
 	})
 	return n, err
 }
