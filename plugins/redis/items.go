@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -153,8 +152,9 @@ func (x *items) entry(ctx context.Context, op, id, v string, err error) (core.It
 	return core.Item{}, false, x.ItemError(ctx, op, err)
 }
 
-// prefixTags returns the tags holding the items under prefix from the tag
-// of after on, in order.
+// prefixTags returns the tags holding the items under prefix (the tag of a
+// prefix of two segments or more, else those starting with its
+// NamespacePrefixID) from the tag of after on, in order.
 func (x *items) prefixTags(ctx context.Context, prefix core.Namespace, after string) ([]string, error) {
 	p := core.NamespacePrefixID(prefix)
 	if len(prefix) >= 2 {
@@ -235,9 +235,6 @@ func (x *items) ClearItems(ctx context.Context, prefix core.Namespace) (int, err
 	p := core.NamespacePrefixID(prefix)
 	n := 0
 	for _, tag := range tags {
-		if !strings.HasPrefix(tag, p) && !strings.HasPrefix(p, tag) {
-			continue
-		}
 		k, err := clearItemsScript.Run(ctx, x.s.rdb, []string{x.z(tag), x.h(tag)}, "["+p, "("+p+"\xff").Int()
 		if err != nil {
 			return n, x.ItemError(ctx, op, err)
