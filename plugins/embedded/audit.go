@@ -97,16 +97,8 @@ func pruneAudit(b *bolt.Bucket, project string, keep int) error {
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 		n++
 	}
-	var old [][]byte
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && n-len(old) > keep; k, _ = c.Next() {
-		old = append(old, bytes.Clone(k))
-	}
-	for _, k := range old {
-		if err := b.Delete(k); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := deleteFrom(b, prefix, n-keep, func(k []byte) bool { return bytes.HasPrefix(k, prefix) })
+	return err
 }
 
 // Audit returns up to limit entries of project at or after since, oldest
