@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -230,4 +231,54 @@ func dumpBuckets(t *testing.T, path string) map[string]map[string]string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestDeleteFrom: deleteFrom deletes from the first key at or after from
+// (nil: the first key) while the predicate holds, at most limit keys, and
+// counts them; pruneAudit keeps exactly the newest keep of a project.
+func TestDeleteFrom(t *testing.T) {
+	s := newTestStore(t)
+	keys := func(b *bolt.Bucket) (out []string) {
+		_ = b.ForEach(func(k, _ []byte) error { out = append(out, string(k)); return nil })
+		return out
+	}
+	err := s.update(t.Context(), "test", func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucket([]byte("test"))
+		if err != nil {
+			return err
+		}
+		for _, k := range []string{"a1", "a2", "b\x001", "b\x002", "b\x003", "b\x004", "c1"} {
+			if err := b.Put([]byte(k), nil); err != nil {
+				return err
+			}
+		}
+		under := func(k []byte) bool { return bytes.HasPrefix(k, []byte("b\x00")) }
+		if n, err := deleteFrom(b, []byte("b\x00"), 10, under); err != nil || n != 4 {
+			t.Errorf("deleted %d, %v; want 4", n, err)
+		}
+		if got := keys(b); !slices.Equal(got, []string{"a1", "a2", "c1"}) {
+			t.Errorf("left %q", got)
+		}
+		if n, err := deleteFrom(b, nil, 1, func([]byte) bool { return true }); err != nil || n != 1 {
+			t.Errorf("deleted %d, %v; want 1", n, err)
+		}
+		if got := keys(b); !slices.Equal(got, []string{"a2", "c1"}) {
+			t.Errorf("left %q", got)
+		}
+		for i := range 6 {
+			if err := b.Put(fmt.Appendf(nil, "p\x00%d", i), nil); err != nil {
+				return err
+			}
+		}
+		if err := pruneAudit(b, "p", 2); err != nil {
+			return err
+		}
+		if got := keys(b); !slices.Equal(got, []string{"a2", "c1", "p\x004", "p\x005"}) {
+			t.Errorf("after pruneAudit: %q", got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
