@@ -118,7 +118,7 @@ func (s *Store) Import(ctx context.Context, recs []core.Record) error {
 		for i, r := range byProject[p] {
 			ids[i] = r.QAID
 		}
-		if _, bad, err := s.claimIDs(ctx, p, ids, now); err != nil {
+		if bad, err := s.claimIDs(ctx, p, ids, now); err != nil {
 			if errors.Is(err, core.ErrConflict) {
 				return fmt.Errorf("redis: %s: record %d: %w", op, at[p][bad], err)
 			}

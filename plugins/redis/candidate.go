@@ -179,11 +179,10 @@ func (n *newQA) reserve(ctx context.Context, s *Store, w *write, st *trust.State
 		if held, _ := claim.Text(); held == "" {
 			n.claimed, n.fresh = true, true
 		} else if err == nil {
-			fresh, _, err := s.settleClaims(ctx, n.p, []string{n.id}, []string{held}, mine, now)
-			if err != nil {
+			if err := s.claimHeld(ctx, n.p, n.id, held, mine, now); err != nil {
 				return err
 			}
-			n.claimed, n.fresh = true, fresh[0]
+			n.claimed = true
 		}
 	}
 	if err != nil {

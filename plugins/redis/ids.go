@@ -68,15 +68,13 @@ func parseClaim(v string) (project string, at time.Time) {
 }
 
 // claimIDs claims every id of ids for project p, as mine
-// (claimValue(p, now)), before the write that creates their QAs. fresh[i]
-// tells that ids[i] had no claim of p (the write may release it with
-// releaseID). An id another project holds is an error; bad is its index.
-func (s *Store) claimIDs(ctx context.Context, p string, ids []string, now time.Time) ([]bool, int, error) {
+// (claimValue(p, now)), before the write that creates their QAs. An id
+// another project holds is an error; bad is its index.
+func (s *Store) claimIDs(ctx context.Context, p string, ids []string, now time.Time) (bad int, err error) {
 	if err := s.buildIDIndex(ctx); err != nil {
-		return nil, 0, err
+		return 0, err
 	}
 	mine := claimValue(p, now)
-	held := make([]string, len(ids))
 	const perPipe = 1000
 	for first := 0; first < len(ids); first += perPipe {
 		pipe := s.rdb.Pipeline()
@@ -85,13 +83,16 @@ func (s *Store) claimIDs(ctx context.Context, p string, ids []string, now time.T
 			cmds = append(cmds, s.queueClaim(ctx, pipe, id, mine))
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
-			return nil, 0, err
+			return 0, err
 		}
 		for i, c := range cmds {
-			held[first+i], _ = c.Text()
+			held, _ := c.Text()
+			if err := s.claimHeld(ctx, p, ids[first+i], held, mine, now); err != nil {
+				return first + i, err
+			}
 		}
 	}
-	return s.settleClaims(ctx, p, ids, held, mine, now)
+	return 0, nil
 }
 
 // queueClaim queues on pipe the claim mine of id (claimIDScript); its
@@ -100,56 +101,37 @@ func (s *Store) queueClaim(ctx context.Context, pipe redis.Pipeliner, id, mine s
 	return claimIDScript.Eval(ctx, pipe, []string{s.k.ids(id)}, id, mine, "")
 }
 
-// settleClaims decides the claims of ids for p whose claim scripts
-// (queueClaim) answered held, as claimIDs returns them.
-func (s *Store) settleClaims(ctx context.Context, p string, ids, held []string, mine string, now time.Time) (fresh []bool, bad int, err error) {
-	fresh = make([]bool, len(ids))
-	for i, v := range held {
-		if v == "" {
-			fresh[i] = true
-			continue
-		}
-		if owner, _ := parseClaim(v); owner == p {
-			continue
-		}
-		if fresh[i], err = s.claimHeld(ctx, p, ids[i], v, mine, now); err != nil {
-			return nil, i, err
-		}
-	}
-	return fresh, 0, nil
-}
-
-// claimHeld decides the claim v another project holds on id: p's own QA
-// under id (from before the index) keeps its id; a claim that holds
-// (claimLease) refuses it; a stale one is taken over.
-func (s *Store) claimHeld(ctx context.Context, p, id, v, mine string, now time.Time) (bool, error) {
-	for range 3 {
+// claimHeld decides p's claim mine of id, whose claim script (queueClaim)
+// answered v, the claim held before: none ("") or p's own keeps mine;
+// so does p's own QA under id (from before the index); another project's
+// claim that holds (claimLease) refuses the id; a stale one is taken over.
+func (s *Store) claimHeld(ctx context.Context, p, id, v, mine string, now time.Time) error {
+	for tries := 0; v != ""; tries++ {
 		owner, at := parseClaim(v)
 		if owner == p {
-			return false, nil
+			return nil
+		}
+		if tries == 3 {
+			return ledger.IDOfAnotherProject(id)
 		}
 		pipe := s.rdb.Pipeline()
 		own := pipe.Exists(ctx, s.k.qa(p, id))
 		theirs := pipe.Exists(ctx, s.k.qa(owner, id))
 		if _, err := pipe.Exec(ctx); err != nil {
-			return false, err
+			return err
 		}
 		if own.Val() > 0 {
-			return false, nil
+			return nil
 		}
 		if theirs.Val() > 0 || now.Sub(at) < claimLease {
-			return false, ledger.IDOfAnotherProject(id)
+			return ledger.IDOfAnotherProject(id)
 		}
-		got, err := s.eval(ctx, claimIDScript, []string{s.k.ids(id)}, id, mine, v).Text()
-		if err != nil {
-			return false, err
+		var err error
+		if v, err = s.eval(ctx, claimIDScript, []string{s.k.ids(id)}, id, mine, v).Text(); err != nil {
+			return err
 		}
-		if got == "" {
-			return true, nil
-		}
-		v = got
 	}
-	return false, ledger.IDOfAnotherProject(id)
+	return nil
 }
 
 // unclaimScript stamps the claim of qa_id ARGV[1] in the index bucket

@@ -29,7 +29,7 @@ func TestIDIndex(t *testing.T) {
 	imp := func(st *Store, r core.Record) error { return st.Import(ctx, []core.Record{r}) }
 
 	// A crash after the claim: proj-a's id, no QA anywhere.
-	if _, _, err := s.claimIDs(ctx, "proj-a", []string{"crash-1", "crash-2"}, now); err != nil {
+	if _, err := s.claimIDs(ctx, "proj-a", []string{"crash-1", "crash-2"}, now); err != nil {
 		t.Fatal(err)
 	}
 	if err := imp(s, rec("proj-b", "crash-1")); !errors.Is(err, core.ErrConflict) {
