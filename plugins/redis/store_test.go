@@ -459,6 +459,22 @@ func TestReceiptFamily(t *testing.T) {
 		t.Errorf("part.2: %+v %v", got, err)
 	}
 
+	// A per-QA receipt naming another QA than its search receipt's: each
+	// receipt is stored on its own, as given.
+	odd := family("odd", "q1", "q2")
+	odd[2].QAIDs = []string{"q9"}
+	for _, err := range s.IssueReceipts(t.Context(), odd) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := keysOf("odd*"); n != 3 {
+		t.Fatalf("receipts that are no family take %d keys, want 3", n)
+	}
+	if got, err := s.RedeemReceipt(t.Context(), "p", "odd.2", "key-a", now); err != nil || !slices.Equal(got.QAIDs, []string{"q9"}) {
+		t.Errorf("odd.2: %+v %v, want its own QA (q9)", got, err)
+	}
+
 	// A per-QA receipt stored on its own (by an earlier version) beside a
 	// family under its search receipt: its own key wins.
 	old := family("mix", "q1")

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,27 +22,21 @@ func (s *Store) IssueReceipt(ctx context.Context, r core.Receipt) error {
 
 // IssueReceipts stores several receipts in one round trip (a search issues
 // one for the whole result and one per match). errs[i] is receipt i's
-// error. A search receipt given with every per-QA receipt of its QAs
-// (core.ItemReceiptID, same project, source and window, each naming its
-// QA) is stored as one key for all of them (receiptFamily); any other
-// receipt on its own. Idempotent per id: a plain SET NX, so a retried
-// write never resets a receipt already redeemed.
-func (s *Store) IssueReceipts(ctx context.Context, rs []core.Receipt) (errs []error) {
+// error. A search receipt followed by every per-QA receipt of its QAs, as
+// a search issues them (isFamily), is stored as one key for all of them;
+// any other receipts each on its own. Idempotent per id: a plain SET NX,
+// so a retried write never resets a receipt already redeemed.
+func (s *Store) IssueReceipts(ctx context.Context, rs []core.Receipt) []error {
 	const op = "issue receipt"
-	errs = make([]error, len(rs))
-	sets := make([]*redis.Cmd, len(rs)) // the SET of each receipt stored under its own key
-	owner := receiptFamilies(rs)        // receipt index → its family's search receipt, or itself
-	family := make([]bool, len(rs))     // a search receipt that stores per-QA receipts too
-	for i, o := range owner {
-		if o != i {
-			family[o] = true
-		}
+	errs := make([]error, len(rs))
+	own := rs // the receipts stored under their own keys
+	family := isFamily(rs)
+	if family {
+		own = rs[:1]
 	}
+	sets := make([]*redis.Cmd, len(own))
 	pipe := s.rdb.Pipeline()
-	for i, r := range rs {
-		if owner[i] != i {
-			continue // stored with its search receipt
-		}
+	for i, r := range own {
 		if err := core.ValidateProjectID(r.ProjectID); err != nil {
 			errs[i] = fmt.Errorf("redis: %s: %w", op, err)
 			continue
@@ -62,7 +55,7 @@ func (s *Store) IssueReceipts(ctx context.Context, rs []core.Receipt) (errs []er
 			continue
 		}
 		items := -1
-		if family[i] {
+		if family {
 			items = len(r.QAIDs)
 		}
 		sets[i] = pipe.Do(ctx, "set", s.k.receipt(r.ProjectID, r.ID), receiptValue(r.Source, body, items), "nx", "pxat", r.ExpiresAt.UnixMilli())
@@ -82,66 +75,27 @@ func (s *Store) IssueReceipts(ctx context.Context, rs []core.Receipt) (errs []er
 			errs[i] = s.wrap(ctx, op, err)
 		}
 	}
-	for i, o := range owner {
-		if o != i {
-			errs[i] = errs[o]
-		}
+	for i := len(own); i < len(rs); i++ {
+		errs[i] = errs[0] // stored with its search receipt
 	}
 	return errs
 }
 
-// receiptFamilies returns, for each of rs, the index of the search
-// receipt whose key stores it: its own index, unless it is the n-th
-// per-QA receipt of a search receipt in rs that comes with all of its
-// per-QA receipts (exactly once each, same project, source and window,
-// receipt n naming exactly the search receipt's n-th QA).
-func receiptFamilies(rs []core.Receipt) []int {
-	owner := make([]int, len(rs))
-	search := map[string]int{} // project NUL id → index of a search receipt
-	for i, r := range rs {
-		owner[i] = i
-		if _, n := core.SplitReceiptID(r.ID); n == 0 && len(r.QAIDs) > 0 {
-			search[r.ProjectID+"\x00"+r.ID] = i
+// isFamily tells whether rs is a search receipt and then each of its
+// per-QA receipts in order: receipt n (core.ItemReceiptID) naming exactly
+// the search receipt's n-th QA, with the same project, source and window.
+func isFamily(rs []core.Receipt) bool {
+	if len(rs) < 2 || len(rs) != len(rs[0].QAIDs)+1 {
+		return false
+	}
+	b := rs[0]
+	for i, r := range rs[1:] {
+		if r.ID != core.ItemReceiptID(b.ID, i+1) || len(r.QAIDs) != 1 || r.QAIDs[0] != b.QAIDs[i] || r.ProjectID != b.ProjectID ||
+			r.Source != b.Source || !r.IssuedAt.Equal(b.IssuedAt) || !r.ExpiresAt.Equal(b.ExpiresAt) {
+			return false
 		}
 	}
-	members := map[int][]int{} // search receipt → its per-QA receipts by n-1 (-1: missing)
-	for i, r := range rs {
-		base, n := core.SplitReceiptID(r.ID)
-		if n == 0 {
-			continue
-		}
-		b, ok := search[r.ProjectID+"\x00"+base]
-		if !ok {
-			continue
-		}
-		br := rs[b]
-		if n > len(br.QAIDs) || len(r.QAIDs) != 1 || r.QAIDs[0] != br.QAIDs[n-1] || r.Source != br.Source ||
-			!r.IssuedAt.Equal(br.IssuedAt) || !r.ExpiresAt.Equal(br.ExpiresAt) {
-			continue
-		}
-		m := members[b]
-		if m == nil {
-			m = make([]int, len(br.QAIDs))
-			for j := range m {
-				m[j] = -1
-			}
-			members[b] = m
-		}
-		if m[n-1] != -1 {
-			m[n-1] = -2 // twice: no family
-			continue
-		}
-		m[n-1] = i
-	}
-	for b, m := range members {
-		if slices.ContainsFunc(m, func(i int) bool { return i < 0 }) {
-			continue
-		}
-		for _, i := range m {
-			owner[i] = b
-		}
-	}
-	return owner
+	return true
 }
 
 // receiptValue is a new receipt as stored: the state byte 'n' (redeeming
@@ -164,12 +118,7 @@ func (s *Store) RedeemReceipt(ctx context.Context, projectID, receiptID, source 
 	if err != nil {
 		return core.Receipt{}, err
 	}
-	switch code, _ := v[0].(int64); code {
-	case 0:
-		return core.Receipt{}, fmt.Errorf("redis: %s: receipt %s: %w", op, receiptID, core.ErrNotFound)
-	case 1:
-		return core.Receipt{}, fmt.Errorf("redis: %s: receipt %s: %w", op, receiptID, core.ErrReceiptOtherSource)
-	case 2:
+	if code, _ := v[0].(int64); code == 2 {
 		return core.Receipt{}, fmt.Errorf("redis: %s: receipt %s: %w", op, receiptID, core.ErrReceiptUsed)
 	}
 	body, _ := v[1].(string)
@@ -193,23 +142,13 @@ func (s *Store) RedeemReceipt(ctx context.Context, projectID, receiptID, source 
 // RestoreReceipt gives back a receipt redeemed for a write that did not
 // commit (core.ReceiptRestorer), so the write's retry may quote it again.
 func (s *Store) RestoreReceipt(ctx context.Context, projectID, receiptID, source string) error {
-	const op = "restore receipt"
-	v, err := s.receiptOp(ctx, op, projectID, receiptID, source, "restore")
-	if err != nil {
-		return err
-	}
-	switch code, _ := v[0].(int64); code {
-	case 0:
-		return fmt.Errorf("redis: %s: receipt %s: %w", op, receiptID, core.ErrNotFound)
-	case 1:
-		return fmt.Errorf("redis: %s: receipt %s was issued to another source: %w", op, receiptID, core.ErrConflict)
-	}
-	return nil
+	_, err := s.receiptOp(ctx, "restore receipt", projectID, receiptID, source, "restore")
+	return err
 }
 
 // receiptOp runs receiptScript's mode ("redeem" or "restore") on receipt
-// receiptID of the project for source. An id no receipt can have is not
-// found.
+// receiptID of the project for source. An id no receipt can have, and
+// the script's answer 0, are not found; its answer 1 is another source's.
 func (s *Store) receiptOp(ctx context.Context, op, projectID, receiptID, source, mode string) ([]any, error) {
 	if err := core.ValidateProjectID(projectID); err != nil {
 		return nil, fmt.Errorf("redis: %s: %w", op, err)
@@ -222,6 +161,12 @@ func (s *Store) receiptOp(ctx context.Context, op, projectID, receiptID, source,
 	v, err := s.eval(ctx, receiptScript, keys, source, n, mode).Slice()
 	if err != nil {
 		return nil, s.wrap(ctx, op, err)
+	}
+	switch code, _ := v[0].(int64); code {
+	case 0:
+		return nil, fmt.Errorf("redis: %s: receipt %s: %w", op, receiptID, core.ErrNotFound)
+	case 1:
+		return nil, fmt.Errorf("redis: %s: receipt %s: %w", op, receiptID, core.ErrReceiptOtherSource)
 	}
 	return v, nil
 }
