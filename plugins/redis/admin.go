@@ -218,6 +218,9 @@ func (s *Store) Expire(ctx context.Context, now time.Time, batch int) (int, erro
 	cutoff := s.ledger.ExpiryCutoff(now).UnixMilli()
 	n := 0
 	for _, p := range projects {
+		if batch > 0 && n >= batch {
+			break
+		}
 		all, err := s.entries(ctx, p)
 		if err != nil {
 			return n, s.wrap(ctx, op, err)
@@ -229,9 +232,10 @@ func (s *Store) Expire(ctx context.Context, now time.Time, batch int) (int, erro
 			}
 			ids = append(ids, e.id)
 		}
-		for len(ids) > 0 && (batch <= 0 || n < batch) {
-			chunk := ids[:min(importChunk, len(ids))]
-			ids = ids[len(chunk):]
+		for chunk := range slices.Chunk(ids, importChunk) {
+			if batch > 0 && n >= batch {
+				break
+			}
 			var changed int
 			err := update(s, ctx, op, p, chunk, nil, s.k.event(p, "x", p, newID("exp_")), &changed, func(w *write) (*int, error) {
 				k := 0 // changed by this write

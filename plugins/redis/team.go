@@ -192,15 +192,14 @@ func (s *Store) AppendAudit(ctx context.Context, e core.AuditEntry) error {
 	}
 	a := &redis.XAddArgs{Stream: s.k.audit(e.ProjectID), MaxLen: s.cfg.auditCap, Approx: true, Values: []any{"e", string(body)},
 		ID: strconv.FormatInt(e.Time.UnixMilli(), 10) + "-*"}
-	if err := s.xadd(ctx, a); redis.HasErrorPrefix(err, "The ID specified in XADD is equal or smaller") {
+	err = s.xadd(ctx, a)
+	if redis.HasErrorPrefix(err, "The ID specified in XADD is equal or smaller") {
 		// The entry's time is behind the stream's last id: let Redis
 		// assign one (entries stay in append order).
 		a.ID = ""
-		return s.wrap(ctx, op, s.xadd(ctx, a))
-	} else if err != nil {
-		return s.wrap(ctx, op, err)
+		err = s.xadd(ctx, a)
 	}
-	return nil
+	return s.wrap(ctx, op, err)
 }
 
 // xadd sends one XADD through the batcher.
