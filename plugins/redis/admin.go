@@ -156,10 +156,8 @@ func (s *Store) importChunk(ctx context.Context, p string, rs []core.Record, now
 	for _, id := range ids {
 		s.queueShared(ctx, pipe, p, id, last[id].SharedProjects)
 	}
-	if len(pipe.Cmds()) > 0 {
-		if _, err := pipe.Exec(ctx); err != nil {
-			return s.wrap(ctx, "import", err)
-		}
+	if _, err := pipe.Exec(ctx); err != nil { // none when nothing is shared
+		return s.wrap(ctx, "import", err)
 	}
 	var newDocs []uint64
 	var ignored int
