@@ -241,11 +241,8 @@ func (s *Store) keepRefreshed(b *batch, st *stored, rep trust.Reputation, eff tr
 }
 
 // aggBuilt is the agg hash field set once the project's statistics hold
-// every QA (buildStats); aggBuilding is the lock key's lifetime.
-const (
-	aggBuilt    = "v"
-	aggBuilding = 10 * time.Minute
-)
+// every QA (buildStats).
+const aggBuilt = "v"
 
 // markFresh marks the statistics of a project that has no QA yet (its
 // first document ids were just reserved) as built: every QA it gets is
@@ -254,45 +251,29 @@ func (s *Store) markFresh(ctx context.Context, p string) error {
 	return s.rdb.HSetNX(ctx, s.k.agg(p), aggBuilt, "1").Err()
 }
 
-// unlockAggScript deletes the lock KEYS[1] if it still holds this
-// builder's token ARGV[1] (a lock that outlived its lifetime may be
-// another builder's by now).
-var unlockAggScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
-return 1
-`)
-
 // buildStats adds the share of every QA of p that has none (written
 // before the store kept statistics) at now, then marks the statistics
-// built. One builder at a time per project (a lock key with a lifetime);
-// it reports false when another holds it. Each chunk commits under the
-// version of its records and the absence of their shares, so a write
-// racing the build (which adds its own share) is never counted twice.
-func (s *Store) buildStats(ctx context.Context, p string) (bool, error) {
-	token := newID("")
-	ok, err := s.rdb.SetNX(ctx, s.k.aggLock(p), token, aggBuilding).Result()
-	if err != nil || !ok {
-		return false, err
-	}
-	// A lock release leaves behind only delays the next build until the
-	// lock's lifetime ends.
-	defer s.release(ctx, unlockAggScript, s.k.aggLock(p), token)
+// built. Each chunk commits under the version of its records and the
+// absence of their shares, so a write racing the build (which adds its
+// own share), or another process building them at the same time, never
+// counts a QA twice: the chunk retries and skips the QAs that have one.
+func (s *Store) buildStats(ctx context.Context, p string) error {
 	all, err := s.entries(ctx, p)
 	if err != nil {
-		return false, err
+		return err
 	}
 	now := s.now()
 	for len(all) > 0 {
 		chunk := all[:min(listChunk, len(all))]
 		all = all[len(chunk):]
 		if err := s.buildChunk(ctx, p, chunk, now); err != nil {
-			return false, err
+			return err
 		}
 	}
 	if err := s.dropOldStats(ctx, p); err != nil {
-		return false, err
+		return err
 	}
-	return true, s.rdb.HSet(ctx, s.k.agg(p), aggBuilt, "1").Err()
+	return s.rdb.HSet(ctx, s.k.agg(p), aggBuilt, "1").Err()
 }
 
 // dropOldStats deletes p's statistics in layouts 1 to 3

@@ -105,9 +105,6 @@ func (k keys) lens(p string, doc uint64) string {
 // every QA.
 func (k keys) agg(p string) string { return k.tag(p) + "k4:agg" }
 
-// aggLock is held by the one process building p's statistics.
-func (k keys) aggLock(p string) string { return k.tag(p) + "agg:lock" }
-
 // shares maps the document id of each QA of p in doc/docBucket to its
 // share of the statistics (shareOf), in buckets so each stays a compact
 // listpack hash (a document id field is a listpack integer).

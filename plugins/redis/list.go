@@ -184,15 +184,14 @@ func (s *Store) Stats(ctx context.Context, projectID string) (core.ProjectStats,
 // stats is Stats of a valid project id p, its errors unwrapped.
 func (s *Store) stats(ctx context.Context, p string) (core.ProjectStats, error) {
 	out, built, err := s.keptStats(ctx, p)
-	if err == nil && !built {
-		var ok bool
-		if ok, err = s.buildStats(ctx, p); err == nil && ok {
-			out, built, err = s.keptStats(ctx, p)
-		}
-		if err == nil && !built {
-			// Another process is building them: the scan answers meanwhile.
-			out, err = s.scanStats(ctx, p)
-		}
+	if err != nil || built {
+		return out, err
+	}
+	if err := s.buildStats(ctx, p); err != nil {
+		return core.ProjectStats{}, err
+	}
+	if out, built, err = s.keptStats(ctx, p); err == nil && !built {
+		err = errors.New("the statistics were built but are not marked so")
 	}
 	return out, err
 }
@@ -249,29 +248,6 @@ func (s *Store) asWrittenAll(ctx context.Context, p string, sts []*stored) (map[
 		out[st.ID] = r
 	}
 	return out, nil
-}
-
-// scanStats is the statistics from a read of every QA of p, refreshed at
-// now (while another process builds the kept ones).
-func (s *Store) scanStats(ctx context.Context, p string) (core.ProjectStats, error) {
-	now := s.cfg.clock().UTC()
-	sb := core.NewStatsBuilder(p, now)
-	rep, err := s.fullRep(ctx, p)
-	if err != nil {
-		return core.ProjectStats{}, err
-	}
-	err = s.walk(ctx, p, nil, func(_ listEntry, st *stored) bool {
-		sb.Add(s.refresh(rep, st, now))
-		return true
-	})
-	if err != nil {
-		return core.ProjectStats{}, err
-	}
-	days, err := s.days(ctx, p)
-	if err != nil {
-		return core.ProjectStats{}, err
-	}
-	return sb.Stats(days), nil
 }
 
 // days is the project's validations per day, oldest first.
