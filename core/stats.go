@@ -21,7 +21,7 @@ const ExpiringSoon = 7 * 24 * time.Hour
 // keeps the statistics write by write files the QA in, each store in its
 // own layout, and takes it out of again when the QA is next written or
 // deleted. The lists of ProjectStats and ExpiringSoon are read from them
-// (StatsEnds, ExpiryBound).
+// (FinishStats, ExpiryBound).
 type StatsShare struct {
 	// Ranked: Top and Worst pick from the QA, by Trust.
 	Ranked bool
@@ -51,24 +51,6 @@ func ShareOf(r Record) StatsShare {
 // within ExpiringSoon ahead, and the past ones the expiry job has not
 // applied yet.
 func ExpiryBound(now time.Time) time.Time { return now.Add(ExpiringSoon) }
-
-// StatsEnd is how a store reads one list of ProjectStats from an index of
-// shares kept in (key, qa_id) order: the first N entries from the high
-// end of the key (High) or from the low end, with qa_ids ascending within
-// one key (IDAsc) or descending; never more than N, however many share a
-// key. FinishStats orders what it reads.
-type StatsEnd struct {
-	N           int
-	High, IDAsc bool
-}
-
-// StatsEnds are the ends a store reads: Top (the highest trust, qa_ids
-// ascending) and Worst (the lowest, qa_ids descending) from the ranked
-// shares by trust, AwaitingReview (the newest, qa_ids ascending) from the
-// awaiting ones by created_at.
-func StatsEnds() (top, worst, awaiting StatsEnd) {
-	return StatsEnd{StatsTop, true, true}, StatsEnd{StatsTop, false, false}, StatsEnd{StatsAwaiting, true, true}
-}
 
 // StatsBuilder aggregates a project's records into a ProjectStats, the
 // same way in every store: call Add for each record (its computed fields
@@ -154,11 +136,15 @@ func (o *ProjectStats) initCounts() {
 }
 
 // FinishStats completes counts kept by AddCounts into a ProjectStats: the
-// use rate, and the lists and figures the caller found — top, worst and
-// awaiting holding at least the records of their StatsEnds, in any order
-// (FinishStats sorts them in place; top and worst may be one slice),
-// the count of expiries up to ExpiryBound, and the validations per day,
-// oldest first.
+// use rate, and the lists and figures the caller found, and the
+// validations per day, oldest first. The lists hold at least the first
+// records of their orders, in any order (FinishStats sorts them in place;
+// top and worst may be one slice): top the StatsTop first ranked shares
+// by trust descending, then qa_id ascending; worst the StatsTop last of
+// that order; awaiting the StatsAwaiting first awaiting shares by
+// CreatedAt descending, then qa_id ascending. A store keeping the shares
+// in those orders reads the lists from the ends of its indexes.
+// expiringSoon counts the expiries up to ExpiryBound.
 func FinishStats(projectID string, counts ProjectStats, top, worst, awaiting []Record, expiringSoon int, days []DayCount) ProjectStats {
 	o := counts
 	o.ProjectID = projectID
@@ -168,10 +154,9 @@ func FinishStats(projectID string, counts ProjectStats, top, worst, awaiting []R
 		o.UseRate = float64(o.Used) / float64(o.Shown)
 	}
 	o.ExpiringSoon = expiringSoon
-	topEnd, worstEnd, awaitingEnd := StatsEnds()
-	o.Top = firstOf(top, topEnd.N, topOrder)
-	o.Worst = firstOf(worst, worstEnd.N, func(a, b Record) int { return topOrder(b, a) })
-	o.AwaitingReview = firstOf(awaiting, awaitingEnd.N, awaitingOrder)
+	o.Top = firstOf(top, StatsTop, topOrder)
+	o.Worst = firstOf(worst, StatsTop, func(a, b Record) int { return topOrder(b, a) })
+	o.AwaitingReview = firstOf(awaiting, StatsAwaiting, awaitingOrder)
 	o.ValidationsByDay = days
 	if o.ValidationsByDay == nil {
 		o.ValidationsByDay = []DayCount{}

@@ -19,18 +19,25 @@ import (
 // three small indexes for the lists and the expiring count. Every QA
 // entry is written by putStored and removed by unindex; both update them
 // in the same transaction (statsAdd, statsReplace), from the records as
-// written.
+// written. The trust and awaiting indexes hold their keys in the order
+// of ProjectStats' lists (core.FinishStats), so Top is the first keys of
+// a project, Worst its last, AwaitingReview its first.
 var (
-	bAgg     = []byte("agg")        // project → JSON counts (core.ProjectStats, counts only)
-	bByTrust = []byte("bytrust")    // project 0 trust (float64 bits) qa_id → nil: live QAs
-	bByTTL   = []byte("byttl")      // project 0 expiry (unix ns) qa_id → nil: QAs with an expiry
-	bWaiting = []byte("quarantine") // project 0 created_at (unix ns) qa_id → nil: live quarantined QAs
+	bAgg     = []byte("agg")       // project → JSON counts (core.ProjectStats, counts only)
+	bByTrust = []byte("trustrank") // project 0 ^trust (float64 bits) qa_id → nil: live QAs
+	bByTTL   = []byte("byttl")     // project 0 expiry (unix ns) qa_id → nil: QAs with an expiry
+	bWaiting = []byte("awaiting")  // project 0 ^created_at (unix ns) qa_id → nil: live quarantined QAs
 
 	aggBuckets = [][]byte{bAgg, bByTrust, bByTTL, bWaiting}
+	// oldAggBuckets are the trust and awaiting indexes in the older
+	// order (trust and created_at ascending): a file that has them
+	// gets the statistics built again (startStatsBuild).
+	oldAggBuckets = [][]byte{[]byte("bytrust"), []byte("quarantine")}
 )
 
+// trustBits orders trust scores as uint64s: NaN and negatives first.
 func trustBits(t float64) uint64 {
-	if !(t > 0) { // NaN and negatives first
+	if !(t > 0) {
 		return 0
 	}
 	return math.Float64bits(t)
@@ -68,7 +75,7 @@ func statsBuilding(tx *bolt.Tx) (uint64, bool) {
 // built, only below the build's cursor while it runs, never without the
 // buckets (an upgrade from schema 1 before it creates them).
 func statsCounted(tx *bolt.Tx, doc uint64) bool {
-	if tx.Bucket(bAgg) == nil {
+	if tx.Bucket(bByTrust) == nil {
 		return false
 	}
 	cursor, building := statsBuilding(tx)
@@ -132,13 +139,13 @@ func statsIndex(tx *bolt.Tx, rec core.Record, sign int) error {
 		}
 	}
 	sh := core.ShareOf(rec)
-	if err := set(bByTrust, sh.Ranked, trustBits(sh.Trust)); err != nil {
+	if err := set(bByTrust, sh.Ranked, ^trustBits(sh.Trust)); err != nil {
 		return err
 	}
 	if err := set(bByTTL, sh.Expires, unixNS(sh.ExpireAt)); err != nil {
 		return err
 	}
-	return set(bWaiting, sh.Awaiting, unixNS(sh.CreatedAt))
+	return set(bWaiting, sh.Awaiting, ^unixNS(sh.CreatedAt))
 }
 
 // statsReplace takes out the share of the entry stored under doc (if any
@@ -154,11 +161,18 @@ func statsReplace(tx *bolt.Tx, doc uint64) error {
 	return statsAdd(tx, doc, old.Rec, -1)
 }
 
-// startStatsBuild empties the statistics buckets (creating them) and
-// starts their build from the first entry: for a store without them (an
-// older file), in the transaction of a read-write open.
+// statsOutdated reports whether a store holding QAs has no statistics,
+// or them in an older layout (oldAggBuckets): an older file.
+func statsOutdated(tx *bolt.Tx) bool {
+	return tx.Bucket(bByTrust) == nil && tx.Bucket(bQA) != nil
+}
+
+// startStatsBuild empties the statistics buckets (creating them, and
+// dropping those of an older layout) and starts their build from the
+// first entry: for an older file (statsOutdated), in the transaction of
+// a read-write open.
 func startStatsBuild(tx *bolt.Tx) error {
-	if err := dropBuckets(tx, aggBuckets...); err != nil {
+	if err := dropBuckets(tx, append(oldAggBuckets, aggBuckets...)...); err != nil {
 		return err
 	}
 	if err := createBuckets(tx, aggBuckets...); err != nil {
@@ -240,7 +254,7 @@ func scanStats(ctx context.Context, tx *bolt.Tx, projectID string, now time.Time
 }
 
 // readStats is Stats from the kept statistics: the counts, the ends of
-// the trust and awaiting indexes (core.StatsEnds), the count of expiries
+// the trust and awaiting indexes (core.FinishStats), the count of expiries
 // up to core.ExpiryBound of now, and days.
 func readStats(tx *bolt.Tx, project string, now time.Time, days []core.DayCount) (core.ProjectStats, error) {
 	counts, err := getCounts(tx.Bucket(bAgg), []byte(project))
@@ -248,65 +262,35 @@ func readStats(tx *bolt.Tx, project string, now time.Time, days []core.DayCount)
 		return core.ProjectStats{}, err
 	}
 	prefix := append([]byte(project), 0)
-	// ends reads the records of an end of an index: groups of one sort
-	// key from the highest or the lowest, within a group qa ids ascending
-	// or descending — never more than e.N entries, however many QAs share
-	// a sort key.
-	ends := func(name []byte, e core.StatsEnd) ([]core.Record, error) {
+	// ends reads the records of the project's first n keys in an index,
+	// or of its last n (backwards) when last.
+	ends := func(name []byte, n int, last bool) ([]core.Record, error) {
 		c := tx.Bucket(name).Cursor()
-		groupKey := func(k []byte, delta uint64) []byte {
-			return projectKey(project, binary.BigEndian.Uint64(k[len(prefix):])+delta, "")
-		}
-		in := func(k, p []byte) bool { return k != nil && bytes.HasPrefix(k, p) }
-		var k []byte
-		if e.High {
-			if k, _ = c.Seek(append([]byte(project), 1)); k == nil { // the next project's first key
-				k, _ = c.Last()
-			} else {
-				k, _ = c.Prev()
-			}
-		} else {
-			k, _ = c.Seek(prefix)
+		k, _ := c.Seek(prefix)
+		if last {
+			k = seekBelow(c, append([]byte(project), 1))
 		}
 		var out []core.Record
-		for in(k, prefix) && len(out) < e.N {
-			start, next := groupKey(k, 0), groupKey(k, 1)
-			var g []byte
-			if e.IDAsc {
-				g, _ = c.Seek(start)
-			} else if g, _ = c.Seek(next); g == nil {
-				g, _ = c.Last()
-			} else {
-				g, _ = c.Prev()
+		for ; k != nil && bytes.HasPrefix(k, prefix) && len(out) < n; k = step(c, last) {
+			st, err := getStored(tx, string(k[len(prefix)+8:]))
+			if err != nil {
+				return nil, err
 			}
-			for ; in(g, start) && len(out) < e.N; g = step(c, !e.IDAsc) {
-				st, err := getStored(tx, string(g[len(start):]))
-				if err != nil {
-					return nil, err
-				}
-				if st != nil {
-					out = append(out, st.Rec)
-				}
-			}
-			if e.High {
-				c.Seek(start)
-				k, _ = c.Prev()
-			} else {
-				k, _ = c.Seek(next)
+			if st != nil {
+				out = append(out, st.Rec)
 			}
 		}
 		return out, nil
 	}
-	topEnd, worstEnd, awaitingEnd := core.StatsEnds()
-	top, err := ends(bByTrust, topEnd)
+	top, err := ends(bByTrust, core.StatsTop, false)
 	if err != nil {
 		return core.ProjectStats{}, err
 	}
-	worst, err := ends(bByTrust, worstEnd)
+	worst, err := ends(bByTrust, core.StatsTop, true)
 	if err != nil {
 		return core.ProjectStats{}, err
 	}
-	waiting, err := ends(bWaiting, awaitingEnd)
+	waiting, err := ends(bWaiting, core.StatsAwaiting, false)
 	if err != nil {
 		return core.ProjectStats{}, err
 	}
@@ -322,6 +306,17 @@ func readStats(tx *bolt.Tx, project string, now time.Time, days []core.DayCount)
 	return core.FinishStats(project, counts, top, worst, waiting, soon, days), nil
 }
 
+// seekBelow moves c to the last key below key (nil: none).
+func seekBelow(c *bolt.Cursor, key []byte) []byte {
+	if k, _ := c.Seek(key); k == nil {
+		k, _ = c.Last()
+		return k
+	}
+	k, _ := c.Prev()
+	return k
+}
+
+// step moves c forward, or back, and returns its key.
 func step(c *bolt.Cursor, back bool) []byte {
 	if back {
 		k, _ := c.Prev()

@@ -3,6 +3,7 @@ package embedded
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"testing"
@@ -241,5 +242,62 @@ func TestStatsBuildResumes(t *testing.T) {
 			}
 			checkStats(t, s, w.Projects)
 		})
+	}
+}
+
+// TestStatsUpgradeFromOlderIndexes: a file whose trust and awaiting
+// indexes are in the older order (oldAggBuckets: trust and created_at
+// ascending) and whose counts are wrong gets its statistics built again
+// at its next open: Stats equals a scan of every record, and the older
+// indexes are gone.
+func TestStatsUpgradeFromOlderIndexes(t *testing.T) {
+	path := t.TempDir() + "/m.db"
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	s := newTestStoreAt(t, path, WithClock(clock))
+	w := coretest.NewRandomWriter(1, &now, "p1", "p2")
+	for step := range 150 {
+		w.Write(t, s, step)
+	}
+	_ = s.Close()
+	// The older layout: the same entries in ascending order under the
+	// older names, and counts its statistics never had.
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		for i, name := range []*[]byte{&bByTrust, &bWaiting} {
+			old, err := tx.CreateBucket(oldAggBuckets[i])
+			if err != nil {
+				return err
+			}
+			if err := tx.Bucket(*name).ForEach(func(k, _ []byte) error {
+				n := bytes.IndexByte(k, 0) + 1
+				return old.Put(projectKey(string(k[:n-1]), ^binary.BigEndian.Uint64(k[n:]), string(k[n+8:])), nil)
+			}); err != nil {
+				return err
+			}
+			if err := tx.DeleteBucket(*name); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bAgg).Put([]byte("p1"), []byte(`{"Total":1000}`))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Close()
+
+	s = newTestStoreAt(t, path, WithClock(clock))
+	checkStats(t, s, w.Projects)
+	if err := s.view(t.Context(), "test", func(tx *bolt.Tx) error {
+		for _, name := range oldAggBuckets {
+			if tx.Bucket(name) != nil {
+				return fmt.Errorf("bucket %s left after the build", name)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }

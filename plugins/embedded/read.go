@@ -134,14 +134,8 @@ func (s *Store) walkList(tx *bolt.Tx, project string, after *ledger.ListPos, now
 		from = projectKey(project, uint64(after.Created), after.ID)
 	}
 	c := tx.Bucket(bList).Cursor()
-	k, _ := c.Seek(from)
-	if k == nil {
-		k, _ = c.Last()
-	} else {
-		k, _ = c.Prev()
-	}
 	rep := reputation{tx}
-	for ; k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Prev() {
+	for k := seekBelow(c, from); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Prev() {
 		pos := ledger.ListPos{Created: int64(binary.BigEndian.Uint64(k[len(prefix):])), ID: string(k[len(prefix)+8:])}
 		st, err := getStored(tx, pos.ID)
 		if err != nil {

@@ -126,7 +126,7 @@ func readUvarints(b []byte, n int) []uint64 {
 func hashKey(project, hash string) []byte { return []byte(project + "\x00" + hash) }
 
 // projectKey is the key of the buckets that order a project's QAs by a
-// number — list (created_at), bytrust, byttl, quarantine (agg.go) —
+// number — list (created_at), trustrank, byttl, awaiting (agg.go) —
 // project 0 bigendian n qa_id.
 func projectKey(project string, n uint64, qaID string) []byte {
 	k := make([]byte, 0, len(project)+9+len(qaID))

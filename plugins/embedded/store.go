@@ -474,7 +474,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // without kept statistics (an older file) starts their build, and a
 // build in progress takes a bounded step (agg.go).
 func (s *Store) initSchema(tx *bolt.Tx) error {
-	startBuild := tx.Bucket(bAgg) == nil && tx.Bucket(bQA) != nil
+	startBuild := statsOutdated(tx)
 	if err := createBuckets(tx, allBuckets...); err != nil {
 		return err
 	}

@@ -336,14 +336,13 @@ func (s *Store) buildChunk(ctx context.Context, p string, chunk []listEntry, now
 }
 
 // keptStats reads the kept statistics; built is false (and the figures
-// empty) when they do not hold every QA yet. The ends of core.StatsEnds
-// are the by-trust buckets' first members (top) and last (worst), and
-// the awaiting set's first (keys.byTrust, keys.awaiting):
-// TestStatsEndsAsKept holds core to that.
+// empty) when they do not hold every QA yet. The lists of
+// core.FinishStats are the by-trust buckets' first members (top) and
+// last (worst), and the awaiting set's first (keys.byTrust,
+// keys.awaiting).
 func (s *Store) keptStats(ctx context.Context, p string) (core.ProjectStats, bool, error) {
-	top, worst, awaiting := core.StatsEnds()
 	keys := []string{s.k.agg(p), s.k.stats(p), s.k.awaiting(p), s.k.trustEnds(p, false), s.k.trustEnds(p, true)}
-	v, err := s.eval(ctx, statsScript, keys, s.k.statsBuckets(p), top.N, worst.N, awaiting.N).Slice()
+	v, err := s.eval(ctx, statsScript, keys, s.k.statsBuckets(p), core.StatsTop, core.StatsTop, core.StatsAwaiting).Slice()
 	if err != nil {
 		return core.ProjectStats{}, false, err
 	}
@@ -363,14 +362,20 @@ func (s *Store) keptStats(ctx context.Context, p string) (core.ProjectStats, boo
 	if err != nil {
 		return core.ProjectStats{}, false, fmt.Errorf("malformed document sequence %q", seq)
 	}
-	lists := [3][]string{firstOf(strs(v[2]), top.N, false), firstOf(strs(v[3]), worst.N, true), strs(v[4])}
+	lists := [3][]string{firstOf(strs(v[2]), core.StatsTop, false), firstOf(strs(v[3]), core.StatsTop, true), strs(v[4])}
 	soon, err := s.expiringSoon(ctx, p, last/docBucket, soonChunk)
 	if err != nil {
 		return core.ProjectStats{}, false, err
 	}
-	recs, err := s.writtenRecords(ctx, p, slices.Concat(lists[:]...))
-	if err != nil {
-		return core.ProjectStats{}, false, err
+	var recs map[string]core.Record // (none without ids: an MGET needs a key)
+	if ids := slices.Concat(lists[:]...); len(ids) > 0 {
+		sts, err := s.readRecords(ctx, p, ids)
+		if err != nil {
+			return core.ProjectStats{}, false, err
+		}
+		if recs, err = s.asWrittenAll(ctx, p, sts); err != nil {
+			return core.ProjectStats{}, false, err
+		}
 	}
 	pick := func(ids []string) []core.Record {
 		var out []core.Record

@@ -186,19 +186,6 @@ func checkTrustEnds(t *testing.T, s *Store, p string) {
 	}
 }
 
-// TestStatsEndsAsKept: the ends core asks for are those the by-trust and
-// awaiting sets keep first and last (keptStats): top the highest trust
-// with qa_ids ascending and worst its reverse (the by-trust buckets'
-// first and last members, scored by the trust negated), awaiting the
-// newest with qa_ids ascending (the awaiting set's first, scored by
-// created_at negated).
-func TestStatsEndsAsKept(t *testing.T) {
-	top, worst, awaiting := core.StatsEnds()
-	if !top.High || !top.IDAsc || worst.High || worst.IDAsc || !awaiting.High || !awaiting.IDAsc {
-		t.Fatalf("core.StatsEnds() = %+v, %+v, %+v: keptStats reads other ends", top, worst, awaiting)
-	}
-}
-
 // TestStatsBuilt: a project whose QAs were written without statistics
 // (an older store: no agg, shares or sets) gets them built by two
 // servers asking at the same time while writes go on, and they then

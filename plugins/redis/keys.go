@@ -115,7 +115,7 @@ func (k keys) shares(p string, doc uint64) string {
 // byTrust holds the live QAs (qa_ids) of p whose document ids share
 // doc/docBucket, scored by their trust negated: in (score, qa_id) order
 // its first members are its top ones and its last its worst
-// (core.StatsEnds). One sorted set per bucket of documents, so each
+// (core.FinishStats). One sorted set per bucket of documents, so each
 // stays a compact listpack (Redis keeps sorted sets of ≤ 128 members so;
 // one set of a whole project costs ~110 B a member); trustEnds lists
 // each bucket's first and last member, so Stats opens only the few

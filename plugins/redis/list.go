@@ -196,21 +196,6 @@ func (s *Store) stats(ctx context.Context, p string) (core.ProjectStats, error) 
 	return out, err
 }
 
-// writtenRecords reads the records of ids of project p as their last
-// writes left them (their shares' derived fields): one MGET of the
-// records, then one pipeline of their shares.
-func (s *Store) writtenRecords(ctx context.Context, p string, ids []string) (map[string]core.Record, error) {
-	out := map[string]core.Record{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	sts, err := s.readRecords(ctx, p, ids)
-	if err != nil {
-		return nil, err
-	}
-	return s.asWrittenAll(ctx, p, sts)
-}
-
 // asWrittenAll is the records sts (nil ones skipped) of project p as
 // their last writes left them, those with a share: one pipeline of their
 // shares and by-trust scores.
