@@ -225,8 +225,7 @@ func (s *Store) keepStats(b *batch, st *stored, rec *core.Record) {
 		share, trust = shareOf(*rec)
 	}
 	b.op("stat", s.k.shares(p, st.Doc), b.key(s.k.agg(p)), b.key(s.k.byTrust(p, st.Doc)), b.key(s.k.byExpiry(p, st.Doc)),
-		b.key(s.k.awaiting(p)), b.key(s.k.trustEnds(p, false)), b.key(s.k.trustEnds(p, true)),
-		st.ID, docField(st.Doc), docField(st.Doc/docBucket), share, trust)
+		b.key(s.k.awaiting(p)), st.ID, docField(st.Doc), share, trust)
 }
 
 // docField is a QA's field in its share bucket and its member in the
@@ -240,15 +239,18 @@ func (s *Store) keepRefreshed(b *batch, st *stored, rep trust.Reputation, eff tr
 	s.keepStats(b, st, &rec)
 }
 
-// aggBuilt is the agg hash field set once the project's statistics hold
-// every QA (buildStats).
-const aggBuilt = "v"
+// aggBuilt is the agg hash field that holds statsLayout once the
+// project's statistics hold every QA in this layout (buildStats).
+const (
+	aggBuilt    = "v"
+	statsLayout = "5"
+)
 
 // markFresh marks the statistics of a project that has no QA yet (its
 // first document ids were just reserved) as built: every QA it gets is
 // written with its share.
 func (s *Store) markFresh(ctx context.Context, p string) error {
-	return s.rdb.HSetNX(ctx, s.k.agg(p), aggBuilt, "1").Err()
+	return s.rdb.HSetNX(ctx, s.k.agg(p), aggBuilt, statsLayout).Err()
 }
 
 // buildStats adds the share of every QA of p that has none (written
@@ -273,7 +275,7 @@ func (s *Store) buildStats(ctx context.Context, p string) error {
 	if err := s.dropOldStats(ctx, p); err != nil {
 		return err
 	}
-	return s.rdb.HSet(ctx, s.k.agg(p), aggBuilt, "1").Err()
+	return s.rdb.HSet(ctx, s.k.agg(p), aggBuilt, statsLayout).Err()
 }
 
 // dropOldStats deletes p's statistics in layouts 1 to 3
@@ -336,37 +338,82 @@ func (s *Store) buildChunk(ctx context.Context, p string, chunk []listEntry, now
 }
 
 // keptStats reads the kept statistics; built is false (and the figures
-// empty) when they do not hold every QA yet. The lists of
-// core.FinishStats are the by-trust buckets' first members (top) and
-// last (worst), and the awaiting set's first (keys.byTrust,
-// keys.awaiting).
+// empty) when they do not hold every QA in this layout yet. Plain
+// commands in a few round trips, each short whatever the project's size
+// (the server serves other clients between them; a write racing the read
+// is seen as before or after it, in each key): the counts, the document
+// sequence, the awaiting set's first members and the days; then of every
+// bucket its by-trust ends and its count of expiries up to
+// core.ExpiryBound; then the first (last) members of the buckets whose
+// first (last) members come first (last), among which are the top
+// (worst) QAs: each of those buckets holds a member ahead of every member
+// of a later bucket; then the listed records as written.
 func (s *Store) keptStats(ctx context.Context, p string) (core.ProjectStats, bool, error) {
-	keys := []string{s.k.agg(p), s.k.stats(p), s.k.awaiting(p), s.k.trustEnds(p, false), s.k.trustEnds(p, true)}
-	v, err := s.eval(ctx, statsScript, keys, s.k.statsBuckets(p), core.StatsTop, core.StatsTop, core.StatsAwaiting).Slice()
-	if err != nil {
+	pipe := s.rdb.Pipeline()
+	aggCmd := pipe.HGetAll(ctx, s.k.agg(p))
+	seqCmd := pipe.HGet(ctx, s.k.stats(p), "seq")
+	awaiting := pipe.ZRange(ctx, s.k.awaiting(p), 0, core.StatsAwaiting-1)
+	daysCmd := pipe.HGetAll(ctx, s.k.days(p))
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return core.ProjectStats{}, false, err
 	}
-	if len(v) != 5 {
-		return core.ProjectStats{}, false, errors.New("malformed statistics reply")
-	}
-	flat := strs(v[0])
-	agg := map[string]string{}
-	for i := 0; i+1 < len(flat); i += 2 {
-		agg[flat[i]] = flat[i+1]
-	}
-	if agg[aggBuilt] == "" {
+	if aggCmd.Val()[aggBuilt] != statsLayout {
 		return core.ProjectStats{}, false, nil
 	}
-	seq, _ := v[1].(string)
-	last, err := strconv.ParseUint(seq, 10, 64)
-	if err != nil {
-		return core.ProjectStats{}, false, fmt.Errorf("malformed document sequence %q", seq)
-	}
-	lists := [3][]string{firstOf(strs(v[2]), core.StatsTop, false), firstOf(strs(v[3]), core.StatsTop, true), strs(v[4])}
-	soon, err := s.expiringSoon(ctx, p, last/docBucket, soonChunk)
-	if err != nil {
+	last, err := seqCmd.Uint64()
+	if err != nil && !errors.Is(err, redis.Nil) {
 		return core.ProjectStats{}, false, err
 	}
+	bound := strconv.FormatInt(core.ExpiryBound(s.cfg.clock().UTC()).UnixMilli(), 10)
+	pipe = s.rdb.Pipeline()
+	var endCmds [2][]*redis.ZSliceCmd // each bucket's first member, and last
+	var soon []*redis.IntCmd
+	for b := uint64(0); b <= last/docBucket; b++ {
+		for j := range endCmds {
+			endCmds[j] = append(endCmds[j], pipe.ZRangeWithScores(ctx, s.k.byTrust(p, b*docBucket), int64(-j), int64(-j)))
+		}
+		soon = append(soon, pipe.ZCount(ctx, s.k.byExpiry(p, b*docBucket), "-inf", bound))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return core.ProjectStats{}, false, err
+	}
+	expiring := 0
+	var ends [2][]redis.Z
+	bucket := map[string]uint64{} // of each end's qa_id
+	for b := range soon {
+		expiring += int(soon[b].Val())
+		for j := range endCmds {
+			for _, z := range endCmds[j][b].Val() {
+				ends[j] = append(ends[j], z)
+				bucket[z.Member.(string)] = uint64(b)
+			}
+		}
+	}
+	pipe = s.rdb.Pipeline()
+	var candCmds [2][]*redis.ZSliceCmd
+	for j := range ends {
+		for _, z := range firstOf(ends[j], core.StatsTop, j == 1) {
+			from, to := int64(0), int64(core.StatsTop-1)
+			if j == 1 {
+				from, to = -core.StatsTop, -1
+			}
+			candCmds[j] = append(candCmds[j], pipe.ZRangeWithScores(ctx, s.k.byTrust(p, bucket[z.Member.(string)]*docBucket), from, to))
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return core.ProjectStats{}, false, err
+	}
+	var lists [3][]string
+	for j, cmds := range candCmds {
+		var cands []redis.Z
+		for _, c := range cmds {
+			cands = append(cands, c.Val()...)
+		}
+		for _, z := range firstOf(cands, core.StatsTop, j == 1) {
+			lists[j] = append(lists[j], z.Member.(string))
+		}
+	}
+	lists[2] = awaiting.Val()
 	var recs map[string]core.Record // (none without ids: an MGET needs a key)
 	if ids := slices.Concat(lists[:]...); len(ids) > 0 {
 		sts, err := s.readRecords(ctx, p, ids)
@@ -386,76 +433,17 @@ func (s *Store) keptStats(ctx context.Context, p string) (core.ProjectStats, boo
 		}
 		return out
 	}
-	days, err := s.days(ctx, p)
-	if err != nil {
-		return core.ProjectStats{}, false, err
-	}
-	return core.FinishStats(p, readCounts(agg), pick(lists[0]), pick(lists[1]), pick(lists[2]), int(soon), days), true, nil
+	return core.FinishStats(p, readCounts(aggCmd.Val()), pick(lists[0]), pick(lists[1]), pick(lists[2]), expiring, dayCounts(daysCmd.Val())), true, nil
 }
 
-// strs is the strings of a script's array reply.
-func strs(v any) []string {
-	l, _ := v.([]any)
-	out := make([]string, len(l))
-	for i, x := range l {
-		out[i], _ = x.(string)
-	}
-	return out
-}
-
-// firstOf is the qa_ids of the n first of pairs (qa_id, score), in
-// (score, qa_id) order, or of the n last when last.
-func firstOf(pairs []string, n int, last bool) []string {
-	type member struct {
-		id    string
-		score float64
-	}
-	var ms []member
-	for i := 0; i+1 < len(pairs); i += 2 {
-		f, _ := strconv.ParseFloat(pairs[i+1], 64)
-		ms = append(ms, member{pairs[i], f})
-	}
-	slices.SortFunc(ms, func(a, b member) int {
-		c := cmp.Or(cmp.Compare(a.score, b.score), strings.Compare(a.id, b.id))
-		if last {
-			return -c
-		}
-		return c
+// firstOf is the n first of zs in their sorted set order (score, then
+// member), or the n last (from the last) when last; it sorts zs.
+func firstOf(zs []redis.Z, n int, last bool) []redis.Z {
+	slices.SortFunc(zs, func(a, b redis.Z) int {
+		return cmp.Or(cmp.Compare(a.Score, b.Score), strings.Compare(a.Member.(string), b.Member.(string)))
 	})
-	var out []string
-	for _, m := range ms[:min(n, len(ms))] {
-		out = append(out, m.id)
+	if last {
+		slices.Reverse(zs)
 	}
-	return out
-}
-
-// soonChunk is how many by-expiry buckets one soonScript counts: a
-// script of ~0.1 ms, ~0.3 ms on a busy server (a ZCOUNT of a listpack
-// parses the scores it passes).
-const soonChunk = 64
-
-// expiringSoon counts p's expiries up to core.ExpiryBound in its
-// by-expiry buckets 0 to last, chunk buckets a script, every script
-// in one round trip: between two the server serves other clients. The
-// count is exact at quiet; a write it races is counted as before or
-// after it, in each bucket.
-func (s *Store) expiringSoon(ctx context.Context, p string, last, chunk uint64) (int64, error) {
-	bound := core.ExpiryBound(s.cfg.clock().UTC()).UnixMilli()
-	pipe := s.rdb.Pipeline()
-	var counts []*redis.Cmd
-	for from := uint64(0); from <= last; from += chunk {
-		counts = append(counts, soonScript.Eval(ctx, pipe, []string{s.k.stats(p)}, s.k.statsBuckets(p), from, min(from+chunk-1, last), bound))
-	}
-	if err := s.batch.exec(ctx, pipe); err != nil {
-		return 0, err
-	}
-	var n int64
-	for _, c := range counts {
-		k, err := c.Int64()
-		if err != nil {
-			return 0, err
-		}
-		n += k
-	}
-	return n, nil
+	return zs[:min(n, len(zs))]
 }

@@ -3,7 +3,6 @@ package redisstore
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -128,15 +127,14 @@ func writtenScan(t *testing.T, s *Store, p string) core.ProjectStats {
 		}
 		sb.Add(r)
 	}
-	days, err := s.days(ctx, p)
+	days, err := s.rdb.HGetAll(ctx, s.k.days(p)).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sb.Stats(days)
+	return sb.Stats(dayCounts(days))
 }
 
-// checkStats compares each project's Stats with a scan, and its
-// by-trust ends with its buckets'.
+// checkStats compares each project's Stats with a scan.
 func checkStats(t *testing.T, s *Store, projects []string) {
 	t.Helper()
 	for _, p := range append(projects, "none") {
@@ -146,42 +144,6 @@ func checkStats(t *testing.T, s *Store, projects []string) {
 		}
 		if d := cmp.Diff(writtenScan(t, s, p), kept); d != "" {
 			t.Fatalf("project %s: kept statistics differ from a scan (-scan +kept):\n%s", p, d)
-		}
-		checkTrustEnds(t, s, p)
-	}
-}
-
-// checkTrustEnds compares p's by-trust ends (keys.trustEnds) with the
-// first and last members of its by-trust buckets.
-func checkTrustEnds(t *testing.T, s *Store, p string) {
-	t.Helper()
-	ctx := t.Context()
-	seq, err := s.rdb.HGet(ctx, s.k.stats(p), "seq").Uint64()
-	if err != nil && err != redis.Nil {
-		t.Fatal(err)
-	}
-	for j, last := range []bool{false, true} {
-		want := []redis.Z{}
-		for b := uint64(0); b <= seq/docBucket; b++ {
-			end, err := s.rdb.ZRangeWithScores(ctx, s.k.byTrust(p, b*docBucket), int64(-j), int64(-j)).Result()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, z := range end {
-				want = append(want, redis.Z{Score: z.Score, Member: fmt.Sprint(z.Member, " ", b)})
-			}
-		}
-		got, err := s.rdb.ZRangeWithScores(ctx, s.k.trustEnds(p, last), 0, -1).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		sortZ := func(zs []redis.Z) {
-			slices.SortFunc(zs, func(a, b redis.Z) int { return strings.Compare(a.Member.(string), b.Member.(string)) })
-		}
-		sortZ(want)
-		sortZ(got)
-		if d := cmp.Diff(want, append([]redis.Z{}, got...)); d != "" {
-			t.Fatalf("project %s: the by-trust ends (last %v) differ from the buckets' (-buckets +ends):\n%s", p, last, d)
 		}
 	}
 }
@@ -351,7 +313,6 @@ func TestStatsUpgradeFromLayout2(t *testing.T) {
 	pipe := s.rdb.Pipeline()
 	pipe.Rename(ctx, s.k.agg(p), tag+"k2:agg")
 	pipe.Rename(ctx, s.k.awaiting(p), tag+"k2:quar")
-	pipe.Del(ctx, s.k.trustEnds(p, false), s.k.trustEnds(p, true))
 	for b := uint64(0); b <= seq/docBucket; b++ {
 		doc := b * docBucket
 		pipe.Rename(ctx, s.k.shares(p, doc), tag+"k2:sh:"+fmt.Sprint(b))
@@ -382,11 +343,7 @@ func TestStatsUpgradeFromLayout3(t *testing.T) {
 	}
 	pipe := s.rdb.Pipeline()
 	for _, k := range keys {
-		if k == s.k.trustEnds(p, false) || k == s.k.trustEnds(p, true) {
-			pipe.Del(ctx, k)
-		} else {
-			pipe.Rename(ctx, k, strings.Replace(k, ":k4:", ":k3:", 1))
-		}
+		pipe.Rename(ctx, k, strings.Replace(k, ":k4:", ":k3:", 1))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		t.Fatal(err)
@@ -425,16 +382,36 @@ func checkUpgraded(t *testing.T, s *Store, p string, before core.ProjectStats) {
 	}
 }
 
-// TestExpiringSoonInChunks: the expiring count of a project of three
-// by-expiry buckets, each holding QAs expiring soon, is the scan's
-// however many buckets a script counts.
-func TestExpiringSoonInChunks(t *testing.T) {
+// TestStatsUpgradeFromLayout4: the project of TestStatsUpgradeFromLayout2
+// with layout 4 of the statistics (these keys, marked built as layout
+// 4, with the by-trust buckets' first and last members in "k4:tf" and
+// "k4:tl") gets layout 5 built: the same statistics as before, equal to
+// a scan, the ends deleted.
+func TestStatsUpgradeFromLayout4(t *testing.T) {
 	s, p := spreadProject(t)
-	want := writtenScan(t, s, p).ExpiringSoon
-	for _, chunk := range []uint64{1, 2, 3, soonChunk} {
-		if got, err := s.expiringSoon(t.Context(), p, 2, chunk); err != nil || got != int64(want) {
-			t.Errorf("%d buckets a script: %d expiring soon (%v), want %d", chunk, got, err, want)
+	ctx := t.Context()
+	before, err := s.Stats(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag := s.k.tag(p)
+	pipe := s.rdb.Pipeline()
+	pipe.HSet(ctx, s.k.agg(p), aggBuilt, "1")
+	for b := range uint64(3) {
+		for j, end := range []string{"k4:tf", "k4:tl"} {
+			zs, err := s.rdb.ZRangeWithScores(ctx, s.k.byTrust(p, b*docBucket), int64(-j), int64(-j)).Result()
+			if err != nil || len(zs) != 1 {
+				t.Fatalf("bucket %d: ends %v (%v), want one", b, zs, err)
+			}
+			pipe.ZAdd(ctx, tag+end, redis.Z{Score: zs[0].Score, Member: fmt.Sprint(zs[0].Member, " ", b)})
 		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkUpgraded(t, s, p, before)
+	if v, err := s.rdb.HGet(ctx, s.k.agg(p), aggBuilt).Result(); err != nil || v != statsLayout {
+		t.Errorf("statistics marked %q (%v), want layout %s", v, err, statsLayout)
 	}
 }
 

@@ -95,14 +95,16 @@ func (k keys) lens(p string, doc uint64) string {
 	return k.tag(p) + "len:" + strconv.FormatUint(doc/lensBucket, 10)
 }
 
-// The kept statistics (agg.go) are in layout 4, under "k4:" keys; a
-// store written with layout 1, 2 or 3 (oldStatsKeys) gets layout 4 built
-// from its records at its first Stats, and the older layouts deleted.
+// The kept statistics (agg.go) are in layout 5, under "k4:" keys (layout
+// 4's but its by-trust ends); a store written with layout 1, 2, 3 or 4
+// (oldStatsKeys) gets layout 5 built from its records at its first Stats
+// (the shares a QA has already are kept), and the older layouts'
+// keys deleted.
 
 // agg holds the project's kept statistics (agg.go): the counts of
 // core.AddCounts as fields ("t", "s:"/"l:"/"h:" + status, level, trust
 // bucket, "sh", "us", "pa", "fa", "st", "qu"), and aggBuilt once they hold
-// every QA.
+// every QA (its value the layout: "1" was layout 4).
 func (k keys) agg(p string) string { return k.tag(p) + "k4:agg" }
 
 // shares maps the document id of each QA of p in doc/docBucket to its
@@ -117,22 +119,9 @@ func (k keys) shares(p string, doc uint64) string {
 // its first members are its top ones and its last its worst
 // (core.FinishStats). One sorted set per bucket of documents, so each
 // stays a compact listpack (Redis keeps sorted sets of ≤ 128 members so;
-// one set of a whole project costs ~110 B a member); trustEnds lists
-// each bucket's first and last member, so Stats opens only the few
-// buckets that can hold an end.
+// one set of a whole project costs ~110 B a member).
 func (k keys) byTrust(p string, doc uint64) string {
 	return k.tag(p) + "k4:t:" + strconv.FormatUint(doc/docBucket, 10)
-}
-
-// trustEnds holds, for each non-empty byTrust bucket of p, its first
-// member (last false) or its last (true) as "<qa_id> <bucket>", scored
-// like it there: the space sorts below every qa_id byte, so the set's
-// order is the order of the members it names.
-func (k keys) trustEnds(p string, last bool) string {
-	if last {
-		return k.tag(p) + "k4:tl"
-	}
-	return k.tag(p) + "k4:tf"
 }
 
 // byExpiry holds the document ids of the QAs of p with an expiry whose
@@ -142,24 +131,21 @@ func (k keys) byExpiry(p string, doc uint64) string {
 	return k.tag(p) + "k4:e:" + strconv.FormatUint(doc/docBucket, 10)
 }
 
-// statsBuckets is the prefix of p's byTrust and byExpiry buckets
-// (the stats scripts append "t:" or "e:" and the bucket).
-func (k keys) statsBuckets(p string) string { return k.tag(p) + "k4:" }
-
 // awaiting holds p's live quarantined QAs (qa_ids) scored by created_at
 // in ms negated (awaiting review: the newest first, qa_ids ascending).
 func (k keys) awaiting(p string) string { return k.tag(p) + "k4:quar" }
 
 // oldStatsKeys are the keys of p's statistics in layouts 1 (qa_id-keyed
 // shares of named counters, qa_id members in every set), 2 (the shares
-// of layout 3, one by-trust and one by-expiry set per project) and 3
-// (layout 4's keys with the trust and created_at scores as they are and
-// no trustEnds) for its documents up to seq: deleted once layout 4 is
-// built.
+// of layout 3, one by-trust and one by-expiry set per project), 3
+// (layout 4's keys with the trust and created_at scores as they are) and
+// 4 (layout 5's keys and the by-trust buckets' first and last members,
+// "k4:tf" and "k4:tl") for its documents up to seq: deleted once layout
+// 5 is built.
 func (k keys) oldStatsKeys(p string, seq uint64) []string {
 	t := k.tag(p)
 	out := []string{t + "agg", t + "z:trust", t + "z:ttl", t + "z:quar", t + "k2:agg", t + "k2:trust", t + "k2:ttl", t + "k2:quar",
-		t + "k3:agg", t + "k3:quar"}
+		t + "k3:agg", t + "k3:quar", t + "k4:tf", t + "k4:tl"}
 	for b := uint64(0); b <= seq/docBucket; b++ {
 		n := strconv.FormatUint(b, 10)
 		out = append(out, t+"sh:"+n, t+"k2:sh:"+n, t+"k3:sh:"+n, t+"k3:t:"+n, t+"k3:e:"+n)

@@ -235,12 +235,9 @@ func (s *Store) asWrittenAll(ctx context.Context, p string, sts []*stored) (map[
 	return out, nil
 }
 
-// days is the project's validations per day, oldest first.
-func (s *Store) days(ctx context.Context, p string) ([]core.DayCount, error) {
-	days, err := s.rdb.HGetAll(ctx, s.k.days(p)).Result()
-	if err != nil {
-		return nil, err
-	}
+// dayCounts is the validations per day of a days hash (keys.days),
+// oldest first.
+func dayCounts(days map[string]string) []core.DayCount {
 	byDay := map[string]*core.DayCount{}
 	for f, v := range days {
 		day, kind, ok := strings.Cut(f, ":")
@@ -263,7 +260,7 @@ func (s *Store) days(ctx context.Context, p string) ([]core.DayCount, error) {
 	for _, day := range slices.Sorted(maps.Keys(byDay)) {
 		list = append(list, *byDay[day])
 	}
-	return list, nil
+	return list
 }
 
 // Projects lists the projects the store holds with their totals: the
@@ -288,7 +285,7 @@ func (s *Store) Projects(ctx context.Context) ([]core.ProjectSummary, error) {
 	out := make([]core.ProjectSummary, 0, len(ps))
 	for i, p := range ps {
 		counts := readCounts(aggs[i].Val())
-		if aggs[i].Val()[aggBuilt] == "" {
+		if aggs[i].Val()[aggBuilt] != statsLayout {
 			if counts, err = s.stats(ctx, p); err != nil {
 				return nil, s.wrap(ctx, op, err)
 			}

@@ -255,30 +255,6 @@ local function count(d, j, v, sign)
     add(d, named[j], sign * tonumber(v))
   end
 end
--- tend is by-trust bucket k's first (j 1) or last (j 2) member, {member,
--- score} ({} when the bucket is empty); tends both.
-local function tend(k, j)
-  if j == 1 then return redis.call('ZRANGE', k, 0, 0, 'WITHSCORES') end
-  return redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')
-end
-local function tends(k)
-  return {tend(k, 1), tend(k, 2)}
-end
--- added is by-trust end j after member id got score s (string trust),
--- from that end m before: nil when a tie leaves it unknown (read it).
--- The first has the lowest score, the last the highest.
-local function added(m, j, id, s, trust)
-  if not m[1] then return {id, trust} end
-  local x, y = s, tonumber(m[2])
-  if j == 2 then x, y = -x, -y end
-  if m[1] == id then
-    if x <= y then return {id, trust} end
-    return nil
-  end
-  if x > y then return m end
-  if x < y then return {id, trust} end
-  return nil
-end
 local argc = #ARGV
 while i <= argc do
   local op = ARGV[i]
@@ -316,29 +292,16 @@ while i <= argc do
     i = i + 5
   elseif op == 'stat' then
     -- A QA's share of the project statistics (agg.go): k the share
-    -- hash; the agg hash, the by-trust, by-expiry and awaiting sets, the
-    -- by-trust buckets' first and last members; the qa_id; the document
-    -- id (the share's field, the by-expiry member) and its bucket; the
-    -- new share ('' when the QA is deleted); its by-trust score (''
+    -- hash; the agg hash, the by-trust, by-expiry and awaiting sets; the
+    -- qa_id; the document id (the share's field, the by-expiry member);
+    -- the new share ('' when the QA is deleted); its by-trust score (''
     -- when it is not ranked). The share its last write left goes out,
     -- the new one in: only what differs. The by-expiry and awaiting
     -- scores are share fields 15 and 16.
     local zk = {KEYS[tonumber(ARGV[i + 3])], KEYS[tonumber(ARGV[i + 4])], KEYS[tonumber(ARGV[i + 5])]}
-    local ek = {KEYS[tonumber(ARGV[i + 6])], KEYS[tonumber(ARGV[i + 7])]}
-    local ak, id, doc, bucket, new, trust = KEYS[tonumber(ARGV[i + 2])], ARGV[i + 8], ARGV[i + 9], ARGV[i + 10], ARGV[i + 11], ARGV[i + 12]
+    local ak, id, doc, new, trust = KEYS[tonumber(ARGV[i + 2])], ARGV[i + 6], ARGV[i + 7], ARGV[i + 8], ARGV[i + 9]
     local old = redis.call('HGET', k, doc)
-    -- after: the by-trust bucket's ends after the write, as far as the
-    -- ends before tell (a missing one is read).
-    local before, after
-    if trust ~= '' or (old and old ~= new) then
-      before = tends(zk[1])
-      after = {before[1], before[2]}
-    end
-    if trust ~= '' and redis.call('ZADD', zk[1], 'CH', trust, id) == 1 then
-      -- (0: the QA was there at this score; nothing moved)
-      local s = tonumber(trust)
-      after = {added(before[1], 1, id, s, trust), added(before[2], 2, id, s, trust)}
-    end
+    if trust ~= '' then redis.call('ZADD', zk[1], trust, id) end
     if old ~= new then
       -- The agg counts of the fields that differ (every field when the
       -- QA comes or goes, and "t").
@@ -354,10 +317,7 @@ while i <= argc do
       for f, n in pairs(d) do
         if n ~= 0 and redis.call('HINCRBY', ak, f, n) == 0 then redis.call('HDEL', ak, f) end
       end
-      if trust == '' and string.find(of[4] or '', 'r', 1, true) then
-        redis.call('ZREM', zk[1], id)
-        if before[1][1] == id or before[2][1] == id then after = {} end
-      end
+      if trust == '' and string.find(of[4] or '', 'r', 1, true) then redis.call('ZREM', zk[1], id) end
       local member = {doc, id}
       for j = 1, 2 do
         local o, n = of[j + 14] or '', nf[j + 14] or ''
@@ -369,18 +329,7 @@ while i <= argc do
       end
       if new ~= '' then redis.call('HSET', k, doc, new) else redis.call('HDEL', k, doc) end
     end
-    if before then
-      -- The bucket's entries in the by-trust ends: moved when its first
-      -- or last member or score changed.
-      for j = 1, 2 do
-        local o, n = before[j], after[j] or tend(zk[1], j)
-        if o[1] ~= n[1] or tonumber(o[2]) ~= tonumber(n[2]) then
-          if o[1] and o[1] ~= n[1] then redis.call('ZREM', ek[j], o[1] .. ' ' .. bucket) end
-          if n[1] then redis.call('ZADD', ek[j], n[2], n[1] .. ' ' .. bucket) end
-        end
-      end
-    end
-    i = i + 13
+    i = i + 10
   elseif op == 'pnop' then
     i = i + 5
   elseif op == 'prem' then
@@ -473,40 +422,4 @@ if not redeem then redis.call('SETRANGE', key, off, 'n'); return {2} end
 if string.sub(v, off + 1, off + 1) ~= 'n' then return {2} end
 redis.call('SETRANGE', key, off, 'u')
 return {3, j, n}
-`)
-
-// statsScript reads a project's kept statistics (agg.go) but the
-// expiring count: a few short commands whatever the project's size.
-// KEYS: the agg hash, the stats hash, the awaiting set, the by-trust
-// buckets' first and last members (keys.trustEnds); ARGV: the prefix of
-// the by-trust buckets (keys.statsBuckets), how many top, worst and
-// awaiting QAs. Returns the agg hash's fields and values, the
-// "seq" counter, the top candidates and the worst (qa_id, score pairs)
-// and the awaiting qa_ids. The top n QAs are among the first n members
-// of the n buckets whose first members come first (each of those holds
-// a member ahead of every member of a later bucket): those are the
-// candidates; the worst likewise from the last.
-var statsScript = redis.NewScript(`
-local function candidates(ends, cmd, n)
-  local out = {}
-  for _, m in ipairs(redis.call(cmd, ends, 0, n - 1)) do
-    local k = ARGV[1] .. 't:' .. string.match(m, ' (%d+)$')
-    for _, x in ipairs(redis.call(cmd, k, 0, n - 1, 'WITHSCORES')) do out[#out + 1] = x end
-  end
-  return out
-end
-return {redis.call('HGETALL', KEYS[1]), redis.call('HGET', KEYS[2], 'seq') or '0',
-  candidates(KEYS[4], 'ZRANGE', tonumber(ARGV[2])), candidates(KEYS[5], 'ZREVRANGE', tonumber(ARGV[3])),
-  redis.call('ZRANGE', KEYS[3], 0, tonumber(ARGV[4]) - 1)}
-`)
-
-// soonScript counts a project's expiries up to ARGV[4] (ms) in its
-// by-expiry buckets ARGV[2] to ARGV[3] (ARGV[1]: keys.statsBuckets;
-// KEYS[1], the stats hash, names the project's slot).
-var soonScript = redis.NewScript(`
-local n = 0
-for b = tonumber(ARGV[2]), tonumber(ARGV[3]) do
-  n = n + redis.call('ZCOUNT', ARGV[1] .. 'e:' .. b, '-inf', ARGV[4])
-end
-return n
 `)
