@@ -26,8 +26,7 @@ import (
 // share the QA's last write left (kept in a share hash) out and puts the
 // new one in, so the figures are the records as of their last write, like
 // the embedded store's. Stats reads them in short commands only (each
-// blocks every client of the server while it runs): a few for the counts
-// and the lists, and one script per soonChunk by-expiry buckets.
+// blocks every client of the server while it runs: keptStats).
 
 // shareOf is a QA's share of its project's statistics as one write leaves
 // it (core.AddCounts, core.ShareOf): the value of its field in the share
