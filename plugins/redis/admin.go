@@ -81,7 +81,7 @@ func (s *Store) Delete(ctx context.Context, projectID, qaID string) error {
 	if err != nil {
 		return err
 	}
-	return s.wrap(ctx, op, s.unclaim(ctx, projectID, qaID))
+	return s.wrap(ctx, op, s.eval(ctx, unclaimScript, []string{s.k.ids(qaID)}, qaID, projectID).Err())
 }
 
 // importChunk is how many records one import script writes.

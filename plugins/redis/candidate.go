@@ -118,7 +118,7 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 		return done, err
 	})
 	if n.fresh && req.QAID == "" && (err != nil || out.QAID != id) {
-		s.releaseID(ctx, id, claimValue(p, now)) // a generated id no QA holds
+		s.release(ctx, releaseIDScript, s.k.ids(id), id, claimValue(p, now)) // a generated id no QA holds
 	}
 	if err != nil {
 		return core.CandidateResult{}, err

@@ -13,7 +13,7 @@ package redisstore
 // project takes it over (compare-and-set on the old claim). So a crash
 // between claim and commit loses nothing (no QA was written; the same
 // project's retry finds its own claim) and blocks the id for other projects
-// for at most claimLease. A deleted QA's claim is stamped 0 (unclaim), so
+// for at most claimLease. A deleted QA's claim is stamped 0 (unclaimScript), so
 // another project takes it over at once.
 // A claim is never released after the commit, except the one of a
 // generated id whose candidate folded into another QA (no other writer
@@ -49,7 +49,10 @@ return ''
 `)
 
 // releaseIDScript removes qa_id ARGV[1] from the index bucket KEYS[1] if it
-// still holds the claim ARGV[2].
+// still holds the claim ARGV[2]: a project's claim on a generated id
+// whose candidate was not stored under it (run by release: a claim left
+// behind on a random id blocks nothing, another project's claim takes it
+// over once stale).
 var releaseIDScript = redis.NewScript(`
 if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
   redis.call('HDEL', KEYS[1], ARGV[1])
@@ -135,8 +138,9 @@ func (s *Store) claimHeld(ctx context.Context, p, id, v, mine string, now time.T
 }
 
 // unclaimScript stamps the claim of qa_id ARGV[1] in the index bucket
-// KEYS[1] 0 if project ARGV[2] holds it: it then holds only while that
-// project's QA exists.
+// KEYS[1] 0 if project ARGV[2] holds it: once that project's QA is
+// deleted, another project takes the id over at once, while the
+// project's own new QA under the id still finds its claim.
 var unclaimScript = redis.NewScript(`
 local v = redis.call('HGET', KEYS[1], ARGV[1])
 if v and string.sub(v, 1, #ARGV[2] + 1) == ARGV[2] .. ' ' then
@@ -144,19 +148,6 @@ if v and string.sub(v, 1, #ARGV[2] + 1) == ARGV[2] .. ' ' then
 end
 return 1
 `)
-
-// unclaim lets another project take id over once p's QA is deleted
-// (unclaimScript; p's own new QA under id still finds its claim).
-func (s *Store) unclaim(ctx context.Context, p, id string) error {
-	return s.eval(ctx, unclaimScript, []string{s.k.ids(id)}, id, p).Err()
-}
-
-// releaseID removes p's claim on a generated id whose candidate was not
-// stored under it (release: a claim left behind on a random id blocks
-// nothing, another project's claim takes it over once stale).
-func (s *Store) releaseID(ctx context.Context, id, claim string) {
-	s.release(ctx, releaseIDScript, s.k.ids(id), id, claim)
-}
 
 // release runs sc on key to give back what this store holds there (a
 // claim, a lock) once the work it guarded is over, ignoring its outcome.
