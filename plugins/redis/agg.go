@@ -277,9 +277,9 @@ func (s *Store) buildStats(ctx context.Context, p string) error {
 	return s.rdb.HSet(ctx, s.k.agg(p), aggBuilt, statsLayout).Err()
 }
 
-// dropOldStats deletes p's statistics in layouts 1 to 3
+// dropOldStats deletes p's statistics in layouts 1 to 4
 // (keys.oldStatsKeys), 512 keys a round trip; before the build marks
-// layout 4 built, so a build stopped before this step does it again.
+// layout 5 built, so a build stopped before this step does it again.
 func (s *Store) dropOldStats(ctx context.Context, p string) error {
 	seq, err := s.rdb.HGet(ctx, s.k.stats(p), "seq").Uint64()
 	if err != nil && !errors.Is(err, redis.Nil) {
