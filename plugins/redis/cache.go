@@ -5,17 +5,17 @@ import (
 )
 
 // indexCache keeps the index data search reads again and again — posting
-// lists, field-length buckets, doc id → qa_id entries — each tagged with
-// its owner's index version: the "iv" field of the owner's stats hash,
-// which every write that changes the index sets to a fresh random token in
-// the same commit (indexOps). A search reads iv in its first pipeline,
-// together with whatever is not cached; cached data is used only when its
-// iv is the one read, so a search never sees an index older than the iv
-// it read (the same guarantee as reading everything). Only data read
-// between two equal reads of iv is cached (queueIV): exactly that
-// version's. A token, not a counter: a server restored from an older
-// snapshot never matches data cached from a newer one. Data of a version
-// no longer current is never used again, and ages out. Records (their
+// lists, field-length buckets, doc id → qa_id entries — of each owner at
+// one index version: the "iv" field of the owner's stats hash, which every
+// write that changes the index sets to a fresh random token in the same
+// commit (indexOps). A search reads iv in its first pipeline, together
+// with whatever is not cached; cached data is used only when the owner's
+// version in the cache is the one read, so a search never sees an index
+// older than the iv it read (the same guarantee as reading everything).
+// Only data read between two equal reads of iv is cached (queueIV):
+// exactly that version's. Data of another version replaces all the
+// owner's. A token, not a counter: a server restored from an older
+// snapshot never matches data cached from a newer one. Records (their
 // trust state changes at every validation) are not kept here but by
 // headMemo, which follows each project's change feed.
 //
@@ -33,36 +33,21 @@ type indexCache struct {
 	owners map[string]*ownerCache
 }
 
-// ownerCache is what the cache holds of one owner's index.
+// ownerCache is what the cache holds of one owner's index at version iv.
+// An owner never written (iv neverWritten) holds every list, as none.
 type ownerCache struct {
-	lists  map[string]map[string]cacheEntry   // scope → term → list
-	values [kindDoc + 1]map[uint64]cacheEntry // kindLens, kindDoc: by number
-	// blank: the owner was never written (neverWritten) when a search
-	// last read its index version, so it has no lists to look up (the
-	// global project of a team that does not use it).
-	blank bool
+	iv     string
+	bytes  int64
+	lists  map[string]map[string]*plist   // scope → term → list (nil: none)
+	values [kindDoc + 1]map[uint64]string // kindLens, kindDoc: by number ("": absent)
 }
 
-// The kinds of cached data: a scope's posting list of a term, a lens
-// bucket by number, a docs entry by doc id.
+// The kinds of cached values: a lens bucket by number, a docs entry by
+// doc id.
 const (
-	kindList byte = iota
-	kindLens
+	kindLens byte = iota
 	kindDoc
 )
-
-// cacheEntry is a piece of the index as of version iv.
-type cacheEntry struct {
-	iv   string
-	list *plist // kindList (nil: none)
-	val  string // kindLens, kindDoc ("" absent)
-}
-
-// cacheSize is an entry's approximate memory: its strings, the list, and
-// a fixed estimate for the map entry.
-func cacheSize(owner, scope, term string, e cacheEntry) int64 {
-	return int64(len(owner)+len(scope)+len(term)+len(e.iv)+len(e.val)+96) + e.list.size()
-}
 
 func newIndexCache(max int64) *indexCache {
 	if max <= 0 {
@@ -71,108 +56,100 @@ func newIndexCache(max int64) *indexCache {
 	return &indexCache{max: max, owners: map[string]*ownerCache{}}
 }
 
-// reserve accounts for n more bytes, emptying the cache first when they
-// would take it past its bound (c.mu held). Maps taken from the cache
-// before are then no longer in it.
-func (c *indexCache) reserve(n int64) {
-	if c.bytes+n > c.max {
-		c.owners, c.bytes = map[string]*ownerCache{}, 0
-	}
-	c.bytes += n
-}
-
-// ownerOf is owner's part of the cache, made when absent (c.mu held).
-func (c *indexCache) ownerOf(owner string) *ownerCache {
+// at returns owner's part of the cache at version iv, made (in place of
+// one of another version) when absent (c.mu held).
+func (c *indexCache) at(owner, iv string) *ownerCache {
 	o := c.owners[owner]
-	if o == nil {
-		o = &ownerCache{lists: map[string]map[string]cacheEntry{}}
+	if o == nil || o.iv != iv {
+		if o != nil {
+			c.bytes -= o.bytes
+		}
+		o = &ownerCache{iv: iv, lists: map[string]map[string]*plist{}}
 		c.owners[owner] = o
 	}
 	return o
 }
 
-// isBlank reports whether owner was never written when a search last
-// read its index version.
-func (c *indexCache) isBlank(owner string) bool {
-	if c == nil {
-		return false
+// add accounts for an entry of n bytes of owner at version iv, emptying
+// the cache first when it would take it past its bound, and returns the
+// owner's part (c.mu held). An approximate size: the entry's keys and
+// value, and a fixed estimate for the map entry.
+func (c *indexCache) add(owner, iv string, n int64) *ownerCache {
+	n += 64
+	if c.bytes+n > c.max {
+		c.owners, c.bytes = map[string]*ownerCache{}, 0
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	o := c.owners[owner]
-	return o != nil && o.blank
+	o := c.at(owner, iv)
+	c.bytes += n
+	o.bytes += n
+	return o
 }
 
-// setBlank records whether the index version of owner a search just read
-// is neverWritten.
-func (c *indexCache) setBlank(owner string, blank bool) {
+// drop forgets owner: its index changed.
+func (c *indexCache) drop(owner string) {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if o := c.owners[owner]; o != nil || blank {
-		c.ownerOf(owner).blank = blank
+	if o := c.owners[owner]; o != nil {
+		c.bytes -= o.bytes
+		delete(c.owners, owner)
 	}
 }
 
-// postings returns the cached lists of terms in scope, each with the
-// version it is of: out[i] is terms[i]'s, with iv "" when it is not held
-// (every entry held has a version).
-func (c *indexCache) postings(owner, scope string, terms []string) []cacheEntry {
-	out := make([]cacheEntry, len(terms))
+// postings returns the version the cache holds owner at ("": none) and
+// the lists of terms in scope it holds: held[i] is terms[i]'s (ok false:
+// not held; a nil list: the term has none).
+func (c *indexCache) postings(owner, scope string, terms []string) (iv string, held []heldList) {
 	if c == nil {
-		return out
+		return "", nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if o := c.owners[owner]; o != nil {
-		lists := o.lists[scope]
-		for i, t := range terms {
-			out[i] = lists[t]
-		}
+	o := c.owners[owner]
+	if o == nil {
+		return "", nil
 	}
-	return out
+	held = make([]heldList, len(terms))
+	for i, t := range terms {
+		l, ok := o.lists[scope][t]
+		held[i] = heldList{l, ok || o.iv == neverWritten}
+	}
+	return o.iv, held
 }
 
-// putPostings stores lists of one scope read at version iv; a list held
-// at iv already (its field lengths attached, maybe) stays.
-func (c *indexCache) putPostings(owner, iv, scope string, lists map[string]*plist) {
-	c.putLists(owner, iv, scope, lists, func(old cacheEntry, ok bool) bool { return !ok || old.iv != iv })
+// heldList is a term's list as the cache holds it.
+type heldList struct {
+	list *plist
+	ok   bool
 }
 
-// attachLens replaces lists of one scope cached at version iv with their
-// copies with field lengths attached (lists of that version too).
-func (c *indexCache) attachLens(owner, iv, scope string, lists map[string]*plist) {
-	c.putLists(owner, iv, scope, lists, func(old cacheEntry, ok bool) bool {
-		return ok && old.iv == iv && old.list != nil && !old.list.lens
-	})
-}
-
-// putLists stores each of lists at version iv where replace approves of
-// the entry it would replace.
-func (c *indexCache) putLists(owner, iv, scope string, lists map[string]*plist, replace func(cacheEntry, bool) bool) {
-	if c == nil || iv == "" || len(lists) == 0 {
+// putLists stores lists of one scope read at version iv. A list held
+// already stays, unless the new one has the field lengths attached and it
+// has not.
+func (c *indexCache) putLists(owner, iv, scope string, lists map[string]*plist) {
+	if c == nil || iv == "" {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for t, l := range lists {
-		held := c.ownerOf(owner).lists[scope]
-		old, ok := held[t]
-		if !replace(old, ok) {
-			continue
+		if o := c.owners[owner]; o != nil && o.iv == iv {
+			old, ok := o.lists[scope][t]
+			if ok && (old == nil || old.lens || l == nil || !l.lens) {
+				continue
+			}
+			if ok {
+				n := int64(len(scope)+len(t)+64) + old.size()
+				c.bytes, o.bytes = c.bytes-n, o.bytes-n
+			}
 		}
-		if ok {
-			c.bytes -= cacheSize(owner, scope, t, old)
-		}
-		e := cacheEntry{iv: iv, list: l}
-		c.reserve(cacheSize(owner, scope, t, e))
-		o := c.ownerOf(owner) // (another one if reserve emptied the cache)
+		o := c.add(owner, iv, int64(len(scope)+len(t))+l.size())
 		if o.lists[scope] == nil {
-			o.lists[scope] = map[string]cacheEntry{}
+			o.lists[scope] = map[string]*plist{}
 		}
-		o.lists[scope][t] = e
+		o.lists[scope][t] = l
 	}
 }
 
@@ -184,13 +161,13 @@ func (c *indexCache) values(kind byte, owner, iv string, ns []uint64, out map[ui
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var held map[uint64]cacheEntry
-	if o := c.owners[owner]; o != nil {
+	var held map[uint64]string
+	if o := c.owners[owner]; o != nil && o.iv == iv {
 		held = o.values[kind]
 	}
 	for _, n := range ns {
-		if e, ok := held[n]; ok && e.iv == iv {
-			out[n] = e.val
+		if v, ok := held[n]; ok {
+			out[n] = v
 		} else {
 			missing = append(missing, n)
 		}
@@ -200,25 +177,21 @@ func (c *indexCache) values(kind byte, owner, iv string, ns []uint64, out map[ui
 
 // putValues stores values of kind read at version iv.
 func (c *indexCache) putValues(kind byte, owner, iv string, vals map[uint64]string) {
-	if c == nil || iv == "" || len(vals) == 0 {
+	if c == nil || iv == "" {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for n, v := range vals {
-		old, ok := c.ownerOf(owner).values[kind][n]
-		if ok && old.iv == iv {
-			continue
+		if o := c.owners[owner]; o != nil && o.iv == iv {
+			if _, ok := o.values[kind][n]; ok {
+				continue
+			}
 		}
-		if ok {
-			c.bytes -= cacheSize(owner, "", "", old)
-		}
-		e := cacheEntry{iv: iv, val: v}
-		c.reserve(cacheSize(owner, "", "", e))
-		o := c.ownerOf(owner)
+		o := c.add(owner, iv, int64(len(v)+8))
 		if o.values[kind] == nil {
-			o.values[kind] = map[uint64]cacheEntry{}
+			o.values[kind] = map[uint64]string{}
 		}
-		o.values[kind][n] = e
+		o.values[kind][n] = v
 	}
 }

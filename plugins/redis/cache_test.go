@@ -91,7 +91,7 @@ func TestIndexCacheSeesOtherWriters(t *testing.T) {
 func TestIndexCacheBound(t *testing.T) {
 	c := newIndexCache(1000)
 	for i := range 100 {
-		c.putPostings("p", "v1", ownScope, map[string]*plist{string(rune('a'+i%26)) + string(rune('a'+i/26)): {docs: make([]uint32, 10), post: make([]uint64, 10)}})
+		c.putLists("p", "v1", ownScope, map[string]*plist{string(rune('a'+i%26)) + string(rune('a'+i/26)): {docs: make([]uint32, 10), post: make([]uint64, 10)}})
 		if size := c.bytes; size > c.max {
 			t.Fatalf("cache holds %d bytes, bound %d", size, c.max)
 		}
@@ -100,7 +100,7 @@ func TestIndexCacheBound(t *testing.T) {
 		t.Error("a zero bound should disable the cache")
 	}
 	var off *indexCache
-	if got := off.postings("p", ownScope, []string{"a"}); got[0].iv != "" {
+	if iv, got := off.postings("p", ownScope, []string{"a"}); iv != "" || len(got) != 0 {
 		t.Error("a nil cache answered")
 	}
 	if missing := off.values(kindLens, "p", "v1", []uint64{1}, map[uint64]string{}); len(missing) != 1 {
@@ -182,8 +182,8 @@ func TestListsReadAcrossAWriteNotCached(t *testing.T) {
 		if sc.lists["t"].df() != 1 {
 			t.Errorf("version after the lists %s: the list read is not used", end)
 		}
-		e := s.cache.postings("p", ownScope, []string{"t"})[0]
-		if cached := e.iv == "v1"; cached != (end == "v1") {
+		iv, held := s.cache.postings("p", ownScope, []string{"t"})
+		if cached := iv == "v1" && held[0].list != nil; cached != (end == "v1") {
 			t.Errorf("version after the lists %s: cached at v1 = %v", end, cached)
 		}
 	}
@@ -211,7 +211,10 @@ func TestIndexCacheSeesFirstWrite(t *testing.T) {
 			t.Fatalf("empty store: search = %v", got)
 		}
 	}
-	neverWritten := func(owner string) bool { return reader.cache.isBlank(owner) }
+	neverWritten := func(owner string) bool {
+		iv, held := reader.cache.postings(owner, ownScope, []string{"walrus"})
+		return iv == neverWritten && held[0].ok
+	}
 	if !neverWritten(p) || !neverWritten(core.GlobalProject) {
 		t.Fatal("the reader does not hold the project and global as never written; the path under test is not taken")
 	}

@@ -85,12 +85,13 @@ func (s *Store) indexOps(b *batch, st *stored, add bool) {
 	}
 	// A new index version: searches drop what they cached (cache.go).
 	// A batch writes one project, so one token per batch. This process's
-	// next search looks the owner's lists up with its version instead of
-	// finding it written only then and reading them in one more round trip.
+	// cache forgets the owner: its next search reads the lists it needs
+	// with the version instead of finding the cached ones stale only then
+	// and reading them in one more round trip.
 	if !b.ivSet {
 		b.op("hset", s.k.stats(p), "iv", newID(""))
 		b.ivSet = true
-		s.cache.setBlank(p, false)
+		s.cache.drop(p)
 	}
 	docID := strconv.FormatUint(st.Doc, 10)
 	hf := hashField(st.contentHash())

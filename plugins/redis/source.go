@@ -237,33 +237,26 @@ func (c *termCmds) read() (map[string]*plist, error) {
 }
 
 // scopeCmds are a scope's reads in one pipeline: at first its stats with
-// the owner's index version and the lists the cache does not hold at the
-// version it holds; then, if need be, the lists taken from the cache at a
-// version no longer current (no stats).
+// the owner's index version and the lists the cache does not hold; then,
+// if need be, the lists the cache held at a version no longer current (no
+// stats).
 type scopeCmds struct {
-	sc     *scope
-	blank  bool         // the owner was never written: terms not looked up
-	terms  []string     // the scope's terms
-	cached []cacheEntry // each term's list taken from the cache (iv "": none)
-	stats  *redis.SliceCmd
-	tc     *termCmds
-	ivEnd  *redis.StringCmd // the version again, after the lists
+	sc       *scope
+	terms    []string   // the scope's terms
+	cachedIV string     // the version the cache holds the owner at
+	cached   []heldList // each term's list taken from the cache
+	stats    *redis.SliceCmd
+	tc       *termCmds
+	ivEnd    *redis.StringCmd // the version again, after the lists
 }
 
 func (s *Store) queueScope(ctx context.Context, pipe redis.Pipeliner, sc *scope, terms []string) *scopeCmds {
 	c := &scopeCmds{sc: sc, terms: terms}
 	c.stats = pipe.HMGet(ctx, s.k.stats(sc.owner), "n:"+sc.name, "q:"+sc.name, "a:"+sc.name, "iv", "hv")
-	if s.cache.isBlank(sc.owner) {
-		// Never written, it has no lists: none is looked up or read
-		// unless the version read with the stats says it was written
-		// since (fill).
-		c.blank, c.tc = true, &termCmds{}
-		return c
-	}
-	c.cached = s.cache.postings(sc.owner, sc.name, terms)
+	c.cachedIV, c.cached = s.cache.postings(sc.owner, sc.name, terms)
 	var fetch []string
 	for i, t := range terms {
-		if c.cached[i].iv == "" {
+		if c.cached == nil || !c.cached[i].ok {
 			fetch = append(fetch, t)
 		}
 	}
@@ -340,25 +333,15 @@ func (s *Store) fill(c *scopeCmds) (stale []string, err error) {
 		sc.iv = iv
 	}
 	sc.lists = make(map[string]*plist, len(c.terms))
-	if c.blank {
-		if iv == neverWritten {
-			return nil, nil
-		}
-		s.cache.setBlank(sc.owner, false)
-		return c.terms, nil // written since: every term is read
-	}
-	if iv == neverWritten {
-		s.cache.setBlank(sc.owner, true)
-	}
 	if err := s.takeLists(c); err != nil {
 		return nil, err
 	}
+	// The lists cached at version iv are exactly iv's, and the lists just
+	// read are iv's or newer: together no older than iv.
 	for i, e := range c.cached {
-		// A list cached at version iv is exactly iv's, and the lists just
-		// read are iv's or newer: together no older than iv.
 		switch {
-		case e.iv == "": // not held: read with the stats
-		case iv == "" || e.iv != iv:
+		case !e.ok: // not held: read with the stats
+		case iv == "" || c.cachedIV != iv:
 			stale = append(stale, c.terms[i])
 		case e.list != nil:
 			sc.lists[c.terms[i]] = e.list
@@ -385,7 +368,7 @@ func (s *Store) takeLists(c *scopeCmds) error {
 	if c.ivEnd != nil {
 		sc.iv = stableIV(sc.iv, c.ivEnd)
 	}
-	s.cache.putPostings(sc.owner, sc.iv, sc.name, read)
+	s.cache.putLists(sc.owner, sc.iv, sc.name, read)
 	return nil
 }
 
@@ -491,7 +474,7 @@ func (s *Store) fetchLens(ctx context.Context, src *source) error {
 			done[t] = l
 		}
 		if iv := lensIV[sc.owner]; iv != "" && iv == sc.iv {
-			s.cache.attachLens(sc.owner, iv, sc.name, done)
+			s.cache.putLists(sc.owner, iv, sc.name, done)
 		}
 	}
 	return nil
