@@ -190,9 +190,9 @@ func TestListsReadAcrossAWriteNotCached(t *testing.T) {
 }
 
 // TestIndexCacheSeesFirstWrite: a reader that searched a project and the
-// global project while both were never written (and so holds them as
-// blank: no lists to look up) finds another process's first QA in each at
-// its next search.
+// global project while both were never written (and so holds them at
+// version neverWritten: every list absent, none looked up) finds another
+// process's first QA in each at its next search.
 func TestIndexCacheSeesFirstWrite(t *testing.T) {
 	url, prefix := redistest.URL(t), redistest.Prefix(t)
 	reader, writer := openPrefix(t, url, prefix), openPrefix(t, url, prefix)
