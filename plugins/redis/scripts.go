@@ -195,8 +195,8 @@ end
 local function padd(k, hk, t, first, last, chunk)
   local n = redis.call('STRLEN', k)
   if n == 0 then
-    local b = redis.call('HGET', hk, t)
-    if b then b = pmerge(b, first, last, chunk) else b = hdr(last) .. wv(first) .. chunk end
+    -- (A new list: an empty one, largest doc id 0; doc ids start at 1.)
+    local b = pmerge(redis.call('HGET', hk, t) or hdr(0), first, last, chunk)
     if not pshort(hk, t, b) then redis.call('SET', k, b) end
     return
   end
