@@ -10,7 +10,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/memex-dev/memex/core"
-	"github.com/memex-dev/memex/trust"
 	"github.com/memex-dev/memex/trust/ledger"
 )
 
@@ -83,7 +82,7 @@ func (s *Store) RecordCandidate(ctx context.Context, req core.CandidateRequest) 
 		}
 		e := s.ledger.NewCandidate(req, id, creator, now)
 		w := &write{s: s, ctx: ctx, p: p, b: newBatch(evKey), extra: extra}
-		if err := n.reserve(ctx, s, w, e.State, now); err != nil {
+		if err := n.reserve(ctx, s, now); err != nil {
 			return false, err
 		}
 		st := toStored(e.Rec, e.State, n.doc)
@@ -139,12 +138,11 @@ type newQA struct {
 	claimed, fresh, registered bool
 }
 
-// reserve makes, in one round trip, the reservations n still lacks and
-// reads the reputation entries the write w of a QA in state st needs
-// (w.ask, w.vals). A named qa_id is registered in the projects it is
+// reserve makes, in one round trip, the reservations n still lacks. A
+// named qa_id is registered in the projects it is
 // shared into only once its claim holds (one more round trip): until then
 // that qa_id may be another project's, registered there by it.
-func (n *newQA) reserve(ctx context.Context, s *Store, w *write, st *trust.State, now time.Time) error {
+func (n *newQA) reserve(ctx context.Context, s *Store, now time.Time) error {
 	if !n.claimed {
 		if err := s.buildIDIndex(ctx); err != nil {
 			return err
@@ -163,11 +161,6 @@ func (n *newQA) reserve(ctx context.Context, s *Store, w *write, st *trust.State
 	registering := !n.registered && !n.named
 	if registering {
 		s.queueShared(ctx, pipe, n.p, n.id, n.shared)
-	}
-	w.ask = repFields([]*trust.State{st}, w.extra...)
-	var rep *redis.SliceCmd
-	if len(w.ask) > 0 {
-		rep = pipe.HMGet(ctx, s.k.rep(n.p), w.ask...)
 	}
 	if len(pipe.Cmds()) == 0 {
 		return nil
@@ -201,9 +194,6 @@ func (n *newQA) reserve(ctx context.Context, s *Store, w *write, st *trust.State
 		}
 		n.registered = true
 	}
-	if rep != nil {
-		w.vals = rep.Val()
-	}
 	return nil
 }
 
@@ -229,7 +219,7 @@ func (d *dupWrite) read(id string, event func(redis.Pipeliner) *redis.StringCmd,
 		return nil, err
 	}
 	var ev *redis.StringCmd
-	w, err := d.s.loadWith(d.ctx, d.p, []string{id}, d.extra, d.evKey, func(pipe redis.Pipeliner) {
+	w, err := d.s.load(d.ctx, d.p, []string{id}, d.extra, d.evKey, func(pipe redis.Pipeliner) {
 		if event != nil {
 			ev = event(pipe)
 		}

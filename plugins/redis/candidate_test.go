@@ -117,21 +117,23 @@ func TestCandidateRoundTrips(t *testing.T) {
 		want int64
 	}{
 		// The content hash's look-up with the event key; the search (one
-		// round trip: no QA shares a term); the reservations with the
-		// reputation entries (document id, qa_id claim, registration in
-		// the projects it is shared into); the commit.
-		{"new", core.CandidateRequest{ProjectID: p, Question: "How to feed the okapi herd", Answer: "okapi feed --herd", EventID: "ev-new"}, 4},
-		{"new with evidence", core.CandidateRequest{ProjectID: p, Question: "How to count the quokka colony", Answer: "quokka count --colony", EventID: "ev-new-ev", RunID: "run-1", Evidence: pass}, 4},
-		{"new shared", core.CandidateRequest{ProjectID: p, Question: "How to brush the llama coat", Answer: "llama brush --coat", SharedProjects: []string{"other"}}, 4},
-		// Its own qa_id's QA read under its lock with the event key and
-		// the reputation entries; the reservations (a shared one registers
-		// once its claim holds: one more); the commit.
-		{"named new", core.CandidateRequest{ProjectID: p, QAID: "qa_named_trips", Question: "How to weigh the capybara", Answer: "capybara weigh", EventID: "ev-named"}, 3},
-		{"named new shared", core.CandidateRequest{ProjectID: p, QAID: "qa_named_shared", Question: "How to wash the wombat", Answer: "wombat wash", SharedProjects: []string{"other"}}, 4},
-		// The same read finds the QA: the commit folds into it.
-		{"named again", core.CandidateRequest{ProjectID: p, QAID: "qa_named_trips", Question: "How to weigh the capybara", Answer: "capybara weigh", EventID: "ev-named-2", RunID: "run-2", Evidence: pass}, 2},
-		// The content hash's look-up, the QA read under its lock, the commit.
-		{"duplicate", core.CandidateRequest{ProjectID: p, Question: warm.Question, Answer: warm.Answer, EventID: "ev-dup", RunID: "run-3", Evidence: pass}, 3},
+		// round trip: no QA shares a term); the reservations (document
+		// id, qa_id claim, registration in the projects it is shared
+		// into); the reputation entries; the commit.
+		{"new", core.CandidateRequest{ProjectID: p, Question: "How to feed the okapi herd", Answer: "okapi feed --herd", EventID: "ev-new"}, 5},
+		{"new with evidence", core.CandidateRequest{ProjectID: p, Question: "How to count the quokka colony", Answer: "quokka count --colony", EventID: "ev-new-ev", RunID: "run-1", Evidence: pass}, 5},
+		{"new shared", core.CandidateRequest{ProjectID: p, Question: "How to brush the llama coat", Answer: "llama brush --coat", SharedProjects: []string{"other"}}, 5},
+		// Its own qa_id's QA read under its lock with the event key; the
+		// reservations (a shared one registers once its claim holds: one
+		// more); the reputation entries; the commit.
+		{"named new", core.CandidateRequest{ProjectID: p, QAID: "qa_named_trips", Question: "How to weigh the capybara", Answer: "capybara weigh", EventID: "ev-named"}, 4},
+		{"named new shared", core.CandidateRequest{ProjectID: p, QAID: "qa_named_shared", Question: "How to wash the wombat", Answer: "wombat wash", SharedProjects: []string{"other"}}, 5},
+		// The same read finds the QA; its reputation entries; the commit
+		// folds into it.
+		{"named again", core.CandidateRequest{ProjectID: p, QAID: "qa_named_trips", Question: "How to weigh the capybara", Answer: "capybara weigh", EventID: "ev-named-2", RunID: "run-2", Evidence: pass}, 3},
+		// The content hash's look-up, the QA read under its lock, its
+		// reputation entries, the commit.
+		{"duplicate", core.CandidateRequest{ProjectID: p, Question: warm.Question, Answer: warm.Answer, EventID: "ev-dup", RunID: "run-3", Evidence: pass}, 4},
 	} {
 		before := trips()
 		if _, err := s.RecordCandidate(ctx, c.req); err != nil {

@@ -217,37 +217,20 @@ type write struct {
 	p     string
 	b     *batch
 	recs  []*stored
-	extra []string // sources besides the records' whose reputation the write needs
-	// ask are the book's fields read with the records (the hints of their
-	// last writes), vals their values; rep is the reputation once read.
-	ask  []string
-	vals []any
-	rep  *reputation
+	extra []string    // sources besides the records' whose reputation the write needs
+	rep   *reputation // once read
 }
 
-// load reads the QAs ids of p and, in the same round trip, the book's
-// fields their last writes needed (repHints) and those of the extra
-// sources, for a write with event key evKey.
-func (s *Store) load(ctx context.Context, p string, ids []string, extra []string, evKey string) (*write, error) {
-	return s.loadWith(ctx, p, ids, extra, evKey, nil)
-}
-
-// loadWith is load with the commands also queues (when not nil) in the
-// same round trip, after load's own; the caller reads their results.
-func (s *Store) loadWith(ctx context.Context, p string, ids []string, extra []string, evKey string, also func(redis.Pipeliner)) (*write, error) {
+// load reads the QAs ids of p for a write with event key evKey and the
+// extra sources' reputation, with the commands also queues (when not nil)
+// in the same round trip, after load's own; the caller reads their
+// results.
+func (s *Store) load(ctx context.Context, p string, ids []string, extra []string, evKey string, also func(redis.Pipeliner)) (*write, error) {
 	w := &write{s: s, ctx: ctx, p: p, b: newBatch(evKey), recs: make([]*stored, len(ids)), extra: extra}
 	pipe := s.rdb.Pipeline()
 	gets := make([]*redis.StringCmd, len(ids))
 	for i, id := range ids {
 		gets[i] = pipe.Get(ctx, s.k.qa(p, id))
-		w.ask = append(w.ask, s.hints.get(p+"\x00"+id)...)
-	}
-	for _, src := range extra {
-		w.ask = append(w.ask, "sa:"+src, "sd:"+src)
-	}
-	var repCmd *redis.SliceCmd
-	if len(w.ask) > 0 {
-		repCmd = pipe.HMGet(ctx, s.k.rep(p), w.ask...)
 	}
 	if also != nil {
 		also(pipe)
@@ -266,19 +249,11 @@ func (s *Store) loadWith(ctx context.Context, p string, ids []string, extra []st
 			return nil, fmt.Errorf("record %s: %w", id, err)
 		}
 	}
-	if repCmd != nil {
-		var err error
-		if w.vals, err = repCmd.Result(); err != nil {
-			return nil, err
-		}
-	}
 	return w, nil
 }
 
 // reputation returns the entries of the book the write's records (their
-// sources and creators, as read) and its extra sources need: from the
-// fields read with the records when those cover them, else read now. Each
-// record's fields become its hint for its next write.
+// sources and creators, as read) and its extra sources need, read once.
 func (w *write) reputation() (reputation, error) {
 	if w.rep != nil {
 		return *w.rep, nil
@@ -289,19 +264,9 @@ func (w *write) reputation() (reputation, error) {
 			states = append(states, st.State)
 		}
 	}
-	rep := reputation{src: map[string]trust.SourceRep{}, cre: map[string]trust.CreatorRep{}}
-	if need := repFields(states, w.extra...); w.vals != nil && covers(w.ask, need) {
-		fillRep(&rep, w.ask, w.vals)
-	} else {
-		var err error
-		if rep, err = w.s.readRep(w.ctx, w.p, states, w.extra...); err != nil {
-			return rep, err
-		}
-	}
-	for _, st := range w.recs {
-		if st != nil {
-			w.s.hints.put(w.p+"\x00"+st.ID, repFields([]*trust.State{st.State}, w.extra...))
-		}
+	rep, err := w.s.readRep(w.ctx, w.p, states, w.extra...)
+	if err != nil {
+		return rep, err
 	}
 	w.rep = &rep
 	return rep, nil
@@ -336,7 +301,7 @@ func (w *write) put(st *stored, ch ledger.Change, now time.Time) error {
 // goes on as updateWith.
 func update[T any](s *Store, ctx context.Context, op, p string, ids, extra []string, evKey string, out *T,
 	apply func(w *write) (*T, error)) error {
-	return updateWith(s, ctx, op, ids, out, func() (*write, error) { return s.load(ctx, p, ids, extra, evKey) }, apply)
+	return updateWith(s, ctx, op, ids, out, func() (*write, error) { return s.load(ctx, p, ids, extra, evKey, nil) }, apply)
 }
 
 // updateWith runs an event under the locks of the QAs ids (lockMany):

@@ -17,7 +17,7 @@ import (
 // principal does not cover is not counted (ledger.MayHit).
 //
 // The write of the requesting project's own QAs reads every referenced QA
-// in one round trip (locateMany) and finds the owners of the others, which
+// in one round trip (locate) and finds the owners of the others, which
 // are written after it, one write per owner.
 func (s *Store) RecordHit(ctx context.Context, req core.HitRequest) (core.HitResult, error) {
 	const op = "record hit"
@@ -44,15 +44,11 @@ func (s *Store) RecordHit(ctx context.Context, req core.HitRequest) (core.HitRes
 	var order []string             // the owners of others, in reference order
 	err := updateWith(s, ctx, op, ids, &out.Updated, func() (*write, error) {
 		out, others, order = core.HitResult{}, map[string][]string{}, nil
-		var ask []string
-		for _, id := range ids {
-			ask = append(ask, s.hints.get(p+"\x00"+id)...)
-		}
-		found, vals, err := s.locateMany(ctx, p, ids, ask)
+		found, err := s.locate(ctx, p, ids...)
 		if err != nil {
 			return nil, err
 		}
-		w := &write{s: s, ctx: ctx, p: p, b: newBatch(s.k.event(p, "h", p, eid)), ask: ask, vals: vals}
+		w := &write{s: s, ctx: ctx, p: p, b: newBatch(s.k.event(p, "h", p, eid))}
 		for i, st := range found {
 			if st == nil || !ledger.MayHit(ctx, &out, ids[i], st.project) {
 				continue

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 	"strconv"
-	"sync"
 
 	"github.com/redis/go-redis/v9"
 
@@ -13,19 +12,21 @@ import (
 	"github.com/memex-dev/memex/trust"
 )
 
-// readRep reads the reputation entries of st's sources (and extra ones)
-// and of its creator from the owning project's book.
+// readRep reads the reputation entries of the states' sources (and extra
+// ones) and of their creators from the owning project's book, through the
+// batcher: concurrent writers share its round trip.
 func (s *Store) readRep(ctx context.Context, project string, states []*trust.State, extra ...string) (reputation, error) {
 	rep := reputation{src: map[string]trust.SourceRep{}, cre: map[string]trust.CreatorRep{}}
 	fields := repFields(states, extra...)
 	if len(fields) == 0 {
 		return rep, nil
 	}
-	vals, err := s.rdb.HMGet(ctx, s.k.rep(project), fields...).Result()
-	if err != nil {
+	pipe := s.rdb.Pipeline()
+	cmd := pipe.HMGet(ctx, s.k.rep(project), fields...)
+	if err := s.batch.exec(ctx, pipe); err != nil {
 		return rep, err
 	}
-	fillRep(&rep, fields, vals)
+	fillRep(&rep, fields, cmd.Val())
 	return rep, nil
 }
 
@@ -61,32 +62,11 @@ func fillRep(rep *reputation, fields []string, vals []any) {
 	}
 }
 
-// locate finds the QA id visible to project from: its own, the global
-// project's, or one shared with it. nil when not visible.
-func (s *Store) locate(ctx context.Context, from, id string) (*stored, error) {
-	st, _, err := s.locateRep(ctx, from, id, nil)
-	return st, err
-}
-
-// locateRep is locate that also reads the reputation fields repFields of
-// project from's book in the same round trip; the values are returned only
-// when the QA is from's own.
-func (s *Store) locateRep(ctx context.Context, from, id string, repFields []string) (*stored, []any, error) {
-	found, vals, err := s.locateMany(ctx, from, []string{id}, repFields)
-	if err != nil || found[0] == nil {
-		return nil, nil, err
-	}
-	if found[0].project != from {
-		vals = nil
-	}
-	return found[0], vals, nil
-}
-
-// locateMany is locate for each of ids (found[i] is the QA ids[i], nil
-// when not visible) in one round trip, with the reputation fields
-// repFields of from's book; the QAs other projects share with from take
-// one more.
-func (s *Store) locateMany(ctx context.Context, from string, ids, repFields []string) (found []*stored, vals []any, err error) {
+// locate finds each of ids visible to project from (found[i] is the QA
+// ids[i], nil when not visible): its own, the global project's, or one
+// shared with it, in one round trip; the QAs other projects share with
+// from take one more.
+func (s *Store) locate(ctx context.Context, from string, ids ...string) ([]*stored, error) {
 	pipe := s.rdb.Pipeline()
 	own := make([]*redis.StringCmd, len(ids))
 	glob := make([]*redis.StringCmd, len(ids))
@@ -98,19 +78,10 @@ func (s *Store) locateMany(ctx context.Context, from string, ids, repFields []st
 			shin[i] = pipe.HGet(ctx, s.k.sharedIn(from), id)
 		}
 	}
-	var repCmd *redis.SliceCmd
-	if len(repFields) > 0 {
-		repCmd = pipe.HMGet(ctx, s.k.rep(from), repFields...)
-	}
 	if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, nil, err
+		return nil, err
 	}
-	if repCmd != nil {
-		if vals, err = repCmd.Result(); err != nil {
-			return nil, nil, err
-		}
-	}
-	found = make([]*stored, len(ids))
+	found := make([]*stored, len(ids))
 	// The QAs shared with from: read from their owners, kept while they
 	// still name from.
 	type sharedRead struct {
@@ -123,7 +94,7 @@ func (s *Store) locateMany(ctx context.Context, from string, ids, repFields []st
 	for i, id := range ids {
 		if v, err := own[i].Result(); err == nil {
 			if found[i], err = s.last.decode(from, id, v); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			continue
 		}
@@ -132,7 +103,7 @@ func (s *Store) locateMany(ctx context.Context, from string, ids, repFields []st
 		}
 		if v, err := glob[i].Result(); err == nil {
 			if found[i], err = s.last.decode(core.GlobalProject, id, v); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			continue
 		}
@@ -146,27 +117,27 @@ func (s *Store) locateMany(ctx context.Context, from string, ids, repFields []st
 		shared = append(shared, sharedRead{i, owner, sharedPipe.Get(ctx, s.k.qa(owner, id))})
 	}
 	if len(shared) == 0 {
-		return found, vals, nil
+		return found, nil
 	}
 	if err := s.batch.exec(ctx, sharedPipe); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, nil, err
+		return nil, err
 	}
 	for _, r := range shared {
 		v, err := r.get.Result()
 		if errors.Is(err, redis.Nil) {
 			continue
 		} else if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		st, err := decodeStored(r.owner, ids[r.i], v)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if slices.Contains(st.Shared, from) {
 			found[r.i] = st
 		}
 	}
-	return found, vals, nil
+	return found, nil
 }
 
 // repFields lists the reputation fields the states (their sources and
@@ -193,46 +164,4 @@ func repFields(states []*trust.State, extra ...string) []string {
 		addSrc(id)
 	}
 	return fields
-}
-
-// repHints remembers, per QA, which reputation fields its last write
-// needed, so the next write can read them in the same round trip as the
-// record. A hint only saves a round trip; a stale one costs one.
-type repHints struct {
-	mu sync.Mutex
-	m  map[string][]string
-}
-
-const maxRepHints = 1 << 16
-
-func (h *repHints) get(k string) []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.m[k]
-}
-
-func (h *repHints) put(k string, fields []string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.m == nil || len(h.m) >= maxRepHints {
-		h.m = map[string][]string{}
-	}
-	h.m[k] = fields
-}
-
-// covers reports whether have holds every field of need.
-func covers(have, need []string) bool {
-	if len(have) < len(need) {
-		return false
-	}
-	set := make(map[string]struct{}, len(have))
-	for _, f := range have {
-		set[f] = struct{}{}
-	}
-	for _, f := range need {
-		if _, ok := set[f]; !ok {
-			return false
-		}
-	}
-	return true
 }

@@ -287,10 +287,11 @@ func (s *Store) Get(ctx context.Context, projectID, qaID string) (core.Record, e
 	if err := core.ValidateQAID(qaID); err != nil {
 		return core.Record{}, fmt.Errorf("redis: %s: %w", op, err)
 	}
-	st, err := s.locate(ctx, projectID, qaID)
+	found, err := s.locate(ctx, projectID, qaID)
 	if err != nil {
 		return core.Record{}, s.wrap(ctx, op, err)
 	}
+	st := found[0]
 	if st == nil {
 		return core.Record{}, fmt.Errorf("redis: %s: %w", op, ledger.NotFound(qaID))
 	}

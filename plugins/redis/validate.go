@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -51,25 +50,19 @@ func (s *Store) RecordValidationBefore(ctx context.Context, req core.ValidateReq
 	now := s.now()
 	v := s.ledger.ValidationVote(ctx, req, now)
 	eid := eventID(req.EventID)
-	hintKey := req.ProjectID + "\x00" + req.QAID
 	var out core.Record
 	var st *stored // the QA as the write that answered read it
 	err = updateWith(s, ctx, op, []string{req.QAID}, &out, func() (*write, error) {
-		ask := append(slices.Clone(s.hints.get(hintKey)), "sa:"+v.Source, "sd:"+v.Source)
-		found, hinted, err := s.locateRep(ctx, req.ProjectID, req.QAID, ask)
+		found, err := s.locate(ctx, req.ProjectID, req.QAID)
 		if err != nil {
 			return nil, err
 		}
 		owner := req.ProjectID
-		if found != nil {
-			owner = found.project
+		if found[0] != nil {
+			owner = found[0].project
 		}
-		w := &write{s: s, ctx: ctx, p: owner, b: newBatch(s.k.event(owner, "v", req.ProjectID, eid)),
-			recs: []*stored{found}, extra: []string{v.Source}}
-		if owner == req.ProjectID {
-			w.ask, w.vals = ask, hinted // the owner's book, read with the record
-		}
-		return w, nil
+		return &write{s: s, ctx: ctx, p: owner, b: newBatch(s.k.event(owner, "v", req.ProjectID, eid)),
+			recs: found, extra: []string{v.Source}}, nil
 	}, func(w *write) (*core.Record, error) {
 		if st = w.recs[0]; st == nil {
 			return nil, s.repeated(ctx, "v", req.ProjectID, eid, &out, ledger.NotFound(req.QAID))
