@@ -25,7 +25,7 @@ func (s *Store) Patch(ctx context.Context, req core.PatchRequest) (core.Record, 
 	p := req.ProjectID
 	eid := eventID(req.EventID)
 	var out core.Record
-	err := update(s, ctx, op, p, []string{req.QAID}, nil, s.k.event(p, "p", p, eid), &out, func(w *write) (*core.Record, error) {
+	err := update(s, ctx, op, p, []string{req.QAID}, s.k.event(p, "p", p, eid), &out, func(w *write) (*core.Record, error) {
 		st := w.recs[0]
 		if st == nil {
 			return nil, s.repeated(ctx, "p", p, eid, &out, ledger.NotFound(req.QAID))
@@ -66,7 +66,7 @@ func (s *Store) Delete(ctx context.Context, projectID, qaID string) error {
 	}
 	var ignored string
 	evKey := s.k.event(projectID, "d", projectID, newID("del_"))
-	err := update(s, ctx, op, projectID, []string{qaID}, nil, evKey, &ignored, func(w *write) (*string, error) {
+	err := update(s, ctx, op, projectID, []string{qaID}, evKey, &ignored, func(w *write) (*string, error) {
 		st := w.recs[0]
 		if st == nil {
 			return nil, ledger.NotFound(qaID)
@@ -161,7 +161,7 @@ func (s *Store) importChunk(ctx context.Context, p string, rs []core.Record, now
 	}
 	var newDocs []uint64
 	var ignored int
-	return update(s, ctx, "import", p, ids, nil, s.k.event(p, "i", p, newID("imp_")), &ignored, func(w *write) (*int, error) {
+	return update(s, ctx, "import", p, ids, s.k.event(p, "i", p, newID("imp_")), &ignored, func(w *write) (*int, error) {
 		olds := slices.Clone(w.recs)
 		need := 0 // document ids, one per new QA
 		for _, old := range olds {
@@ -235,7 +235,7 @@ func (s *Store) Expire(ctx context.Context, now time.Time, batch int) (int, erro
 				break
 			}
 			var changed int
-			err := update(s, ctx, op, p, chunk, nil, s.k.event(p, "x", p, newID("exp_")), &changed, func(w *write) (*int, error) {
+			err := update(s, ctx, op, p, chunk, s.k.event(p, "x", p, newID("exp_")), &changed, func(w *write) (*int, error) {
 				k := 0 // changed by this write
 				for _, st := range w.recs {
 					if st == nil || (batch > 0 && n+k >= batch) {

@@ -304,7 +304,7 @@ func (s *Store) buildChunk(ctx context.Context, p string, chunk []listEntry, now
 		ids[i] = e.id
 	}
 	var ignored int
-	return update(s, ctx, "build statistics", p, ids, nil, s.k.event(p, "b", p, newID("agg_")), &ignored, func(w *write) (*int, error) {
+	return update(s, ctx, "build statistics", p, ids, s.k.event(p, "b", p, newID("agg_")), &ignored, func(w *write) (*int, error) {
 		pipe := s.rdb.Pipeline()
 		has := make([]*redis.BoolCmd, len(w.recs))
 		for i, st := range w.recs {

@@ -144,8 +144,9 @@ func TestPostingScript(t *testing.T) {
 			b.op("padd", key, bucket, "term", doc, postingRest(tf))
 			model[doc] = tf
 		}
-		if code, _, err := s.commit(ctx, b, "r"); err != nil || code != commitApplied {
-			t.Fatalf("step %d: commit %d, %v", step, code, err)
+		var res string
+		if done, err := commitResult(s, ctx, b, "r", &res); err != nil || !done {
+			t.Fatalf("step %d: commit done %v, %v", step, done, err)
 		}
 		list, err := s.rdb.Get(ctx, key).Result()
 		if errors.Is(err, redis.Nil) {

@@ -156,28 +156,6 @@ func (s *Store) feed(b *batch) {
 	b.ops = append(b.ops, "chg", b.key(s.k.stats(project)), b.key(s.k.changes(project)), strings.Join(ids, " "), newID(""))
 }
 
-// commit runs the batch. For a repeated event it returns the stored result.
-func (s *Store) commit(ctx context.Context, b *batch, result string) (int, string, error) {
-	s.feed(b)
-	args := make([]any, 0, 3+len(b.checks)+len(b.ops))
-	args = append(args, int64(eventTTL/time.Second), result, len(b.checks)/3)
-	args = append(args, b.checks...)
-	args = append(args, b.ops...)
-	v, err := s.eval(ctx, commitScript, b.keys, args...).Slice()
-	if err != nil {
-		return 0, "", err
-	}
-	if len(v) == 0 {
-		return 0, "", errors.New("empty commit reply")
-	}
-	code, _ := v[0].(int64)
-	if code == commitRepeated && len(v) > 1 {
-		prev, _ := v[1].(string)
-		return commitRepeated, prev, nil
-	}
-	return int(code), "", nil
-}
-
 // retry runs attempt until it reports done, backing off with jitter after
 // a conflict, at most maxCommitAttempts times.
 func (s *Store) retry(ctx context.Context, op string, attempt func() (bool, error)) error {
@@ -286,11 +264,10 @@ func (w *write) put(st *stored, ch ledger.Change, now time.Time) error {
 }
 
 // update runs an event on the QAs ids of project p, deduplicated by its
-// event key evKey: it loads them (with the extra sources' reputation) and
-// goes on as updateWith.
-func update[T any](s *Store, ctx context.Context, op, p string, ids, extra []string, evKey string, out *T,
+// event key evKey: it loads them and goes on as updateWith.
+func update[T any](s *Store, ctx context.Context, op, p string, ids []string, evKey string, out *T,
 	apply func(w *write) (*T, error)) error {
-	return updateWith(s, ctx, op, ids, out, func() (*write, error) { return s.load(ctx, p, ids, extra, evKey, nil) }, apply)
+	return updateWith(s, ctx, op, ids, out, func() (*write, error) { return s.load(ctx, p, ids, nil, evKey, nil) }, apply)
 }
 
 // updateWith runs an event under the locks of the QAs ids (lockMany):
@@ -318,22 +295,32 @@ func updateWith[T any](s *Store, ctx context.Context, op string, ids []string, o
 	})
 }
 
-// commitResult commits b with res as the event result; out gets res, or
-// the stored result of a repeated event.
-func commitResult[T any](s *Store, ctx context.Context, b *batch, res T, out *T) (bool, error) {
+// commitResult runs b, with res as the event result; out gets res, or
+// the stored result of a repeated event. Not done: a version changed.
+func commitResult[T any](s *Store, ctx context.Context, b *batch, res T, out *T) (done bool, err error) {
 	body, err := json.Marshal(res)
 	if err != nil {
 		return false, err
 	}
-	code, prev, err := s.commit(ctx, b, string(body))
-	switch {
-	case err != nil:
+	s.feed(b)
+	args := make([]any, 0, 3+len(b.checks)+len(b.ops))
+	args = append(args, int64(eventTTL/time.Second), string(body), len(b.checks)/3)
+	args = append(args, b.checks...)
+	args = append(args, b.ops...)
+	v, err := s.eval(ctx, commitScript, b.keys, args...).Slice()
+	if err != nil {
 		return false, err
-	case code == commitAtMax:
+	}
+	if len(v) == 0 {
+		return false, errors.New("empty commit reply")
+	}
+	switch code, _ := v[0].(int64); code {
+	case commitAtMax:
 		return false, errAtMax
-	case code == commitRepeated:
+	case commitRepeated:
+		prev, _ := v[1].(string)
 		return true, json.Unmarshal([]byte(prev), out)
-	case code == commitApplied:
+	case commitApplied:
 		*out = res
 		return true, nil
 	}

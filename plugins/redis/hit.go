@@ -71,7 +71,7 @@ func (s *Store) RecordHit(ctx context.Context, req core.HitRequest) (core.HitRes
 	}
 	for _, owner := range order {
 		n := 0
-		err := update(s, ctx, op, owner, others[owner], nil, s.k.event(owner, "h", p, eid), &n, func(w *write) (*int, error) {
+		err := update(s, ctx, op, owner, others[owner], s.k.event(owner, "h", p, eid), &n, func(w *write) (*int, error) {
 			for i, st := range w.recs {
 				if st != nil && !ledger.Visible(owner, st.Shared, p) {
 					w.recs[i] = nil // not counted, and its reputation is not read
