@@ -283,69 +283,53 @@ func newClient(raw string) (redis.UniversalClient, *redis.ClusterClient, error) 
 		if err != nil {
 			return nil, nil, fmt.Errorf("redis: open: %w", core.Invalid("store", "malformed redis URL"))
 		}
-		setTimeouts(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout)
+		for _, d := range []struct {
+			at  *time.Duration
+			def time.Duration
+		}{{&o.DialTimeout, DialTimeout}, {&o.ReadTimeout, ReadTimeout}, {&o.WriteTimeout, WriteTimeout}, {&o.PoolTimeout, PoolTimeout}} {
+			if *d.at == 0 {
+				*d.at = d.def // unless the URL sets it
+			}
+		}
 		o.ContextTimeoutEnabled = true
 		o.MaxRetries = 2
 		return redis.NewClient(o), nil, nil
+	}
+	o := &redis.UniversalOptions{
+		Addrs:                 u.hosts,
+		Username:              u.user,
+		Password:              u.pass,
+		DialTimeout:           DialTimeout,
+		ReadTimeout:           ReadTimeout,
+		WriteTimeout:          WriteTimeout,
+		PoolTimeout:           PoolTimeout,
+		ContextTimeoutEnabled: true,
+		MaxRetries:            2,
+	}
+	if strings.HasPrefix(u.scheme, "rediss+") {
+		o.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	switch u.scheme {
 	case "redis+sentinel", "rediss+sentinel":
 		if len(u.path) < 1 || len(u.path) > 2 {
 			return nil, nil, fmt.Errorf("redis: open: %w", core.Invalid("store", "redis+sentinel URL needs /<master-name>[/db]"))
 		}
-		o := &redis.FailoverOptions{
-			MasterName:            u.path[0],
-			SentinelAddrs:         u.hosts,
-			Username:              u.user,
-			Password:              u.pass,
-			SentinelUsername:      u.user,
-			SentinelPassword:      u.pass,
-			ContextTimeoutEnabled: true,
-			MaxRetries:            2,
-		}
+		o.MasterName, o.SentinelUsername, o.SentinelPassword = u.path[0], u.user, u.pass
 		if len(u.path) == 2 {
 			if o.DB, err = parseDB(u.path[1]); err != nil {
 				return nil, nil, fmt.Errorf("redis: open: %w", err)
 			}
 		}
-		if u.scheme == "rediss+sentinel" {
-			o.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
-		}
-		setTimeouts(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout)
-		return redis.NewFailoverClient(o), nil, nil
+		return redis.NewUniversalClient(o), nil, nil
 	case "redis+cluster", "rediss+cluster":
 		if len(u.path) > 0 {
 			return nil, nil, fmt.Errorf("redis: open: %w", core.Invalid("store", "redis+cluster URL takes no path (cluster has one database)"))
 		}
-		o := &redis.ClusterOptions{
-			Addrs:                 u.hosts,
-			Username:              u.user,
-			Password:              u.pass,
-			MaxRedirects:          ClusterMaxRedirects,
-			ContextTimeoutEnabled: true,
-			MaxRetries:            2,
-		}
-		if u.scheme == "rediss+cluster" {
-			o.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
-		}
-		setTimeouts(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout)
-		c := redis.NewClusterClient(o)
+		o.IsClusterMode, o.MaxRedirects = true, ClusterMaxRedirects
+		c := redis.NewClusterClient(o.Cluster())
 		return c, c, nil
 	}
 	return nil, nil, fmt.Errorf("redis: open: %w", core.Invalid("store", "unknown scheme (want redis, rediss, redis+sentinel or redis+cluster)"))
-}
-
-func setTimeouts(dial, read, write, pool *time.Duration) {
-	if *dial == 0 {
-		*dial = DialTimeout
-	}
-	if *read == 0 {
-		*read = ReadTimeout
-	}
-	if *write == 0 {
-		*write = WriteTimeout
-	}
-	if *pool == 0 {
-		*pool = PoolTimeout
-	}
 }
 
 // Name is "redis".
