@@ -4,8 +4,11 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/memex-dev/memex/core"
@@ -52,6 +55,7 @@ type stored struct {
 
 	project string // from the key
 	ver     int64  // version the record was read at (0: new)
+	sum     string // ContentHash(Q, A) when computed by a write (write.put)
 }
 
 func ms(t time.Time) int64 {
@@ -94,13 +98,13 @@ func (s *stored) entry(withHash bool) ledger.Entry {
 // the version read stay.
 func (s *stored) set(e ledger.Entry) {
 	r := e.Rec
-	hash := s.Hash // (a text the ledger changed has the computed hash)
+	hash, sum := s.Hash, s.sum // (a text the ledger changed has the computed hash)
 	if r.Question != s.Q || r.Answer != s.A {
-		hash = ""
+		hash, sum = "", ""
 	}
 	r.ContentHash = ""
 	n := toStored(r, e.State, s.Doc)
-	n.ID, n.project, n.ver, n.Hash = s.ID, s.project, s.ver, hash
+	n.ID, n.project, n.ver, n.Hash, n.sum = s.ID, s.project, s.ver, hash, sum
 	*s = *n
 }
 
@@ -131,10 +135,13 @@ func (s *stored) record(withHash bool) core.Record {
 }
 
 // contentHash is the record's content hash (stored only when imported
-// with a different one).
+// with a different one); a record lastWritten keeps carries it computed.
 func (s *stored) contentHash() string {
 	if s.Hash != "" {
 		return s.Hash
+	}
+	if s.sum != "" {
+		return s.sum
 	}
 	return core.ContentHash(s.Q, s.A)
 }
@@ -208,6 +215,74 @@ func decodeStored(project, id, v string) (*stored, error) {
 	}
 	s.project, s.ver = project, ver
 	return &s, nil
+}
+
+// lastWritten keeps, per QA, the record value this process's last
+// applied write of it stored and the record that value decodes to, so the
+// next write of the QA that reads back the same bytes (one process
+// validating a QA over and over) skips decodeStored's JSON decode. Only a
+// value equal byte for byte is answered from it, and each answer is a copy
+// its caller may change.
+type lastWritten struct {
+	mu sync.Mutex
+	m  map[string]lastValue
+}
+
+type lastValue struct {
+	v  string
+	st *stored
+}
+
+const maxLastWritten = 1 << 12
+
+func lastKey(project, id string) string { return project + "\x00" + id }
+
+// put keeps v, the value st encodes, for st's QA; st is not to be
+// changed after.
+func (l *lastWritten) put(v string, c *stored) {
+	if len(c.Tags) == 0 {
+		c.Tags = nil
+	}
+	if len(c.Shared) == 0 {
+		c.Shared = nil
+	}
+	if len(c.Metadata) == 0 {
+		c.Metadata = nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil || len(l.m) >= maxLastWritten {
+		l.m = map[string]lastValue{}
+	}
+	l.m[lastKey(c.project, c.ID)] = lastValue{v, c}
+}
+
+// decode is decodeStored(project, id, v), from the value kept when it is v.
+func (l *lastWritten) decode(project, id, v string) (*stored, error) {
+	l.mu.Lock()
+	last, ok := l.m[lastKey(project, id)]
+	l.mu.Unlock()
+	if ok && last.v == v {
+		return last.st.clone(), nil
+	}
+	return decodeStored(project, id, v)
+}
+
+// clone copies st deep enough for the ledger to change the copy: the
+// evidence and the lists (the metadata's values are not changed by writes).
+func (s *stored) clone() *stored {
+	c := *s
+	c.Tags, c.Shared, c.Metadata = slices.Clone(s.Tags), slices.Clone(s.Shared), maps.Clone(s.Metadata)
+	if s.State != nil {
+		st := *s.State
+		st.Sources = make(map[string]*trust.SourceEvidence, len(s.State.Sources))
+		for src, e := range s.State.Sources {
+			ec := *e
+			st.Sources[src] = &ec
+		}
+		c.State = &st
+	}
+	return &c
 }
 
 // A posting list is a 4-byte big-endian header holding the largest

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/memex-dev/memex/core"
+	"github.com/memex-dev/memex/internal/redistest"
 	"github.com/memex-dev/memex/retrieval"
 	"github.com/memex-dev/memex/trust"
 )
@@ -308,5 +310,53 @@ func TestStatusOnlyStateElided(t *testing.T) {
 	rec := core.Record{QAID: "qa-1", ProjectID: "p", Question: "q?", Answer: "a.", CreatedAt: created, UpdatedAt: created, Status: core.StatusActive, ValidationLevel: 1}
 	if v, _ := toStored(rec, trust.ImportedState(rec), 1).encode(1); !strings.Contains(v, `"s":`) || strings.Contains(v, `"ss":`) {
 		t.Errorf("state with evidence: %s", v)
+	}
+}
+
+// TestLastWrittenDecodesAsStored: the record a validation keeps for the
+// next read of the value it wrote is the one decodeStored makes of that
+// value, through passes and fails of several sources and strengths; a
+// value written by another process is decoded.
+func TestLastWrittenDecodesAsStored(t *testing.T) {
+	s := openPrefix(t, redistest.URL(t), redistest.Prefix(t))
+	ctx := core.WithPrincipal(t.Context(), core.Principal{ID: "creator"})
+	r, err := s.RecordCandidate(ctx, core.CandidateRequest{ProjectID: "p", Question: "How to wake the walrus",
+		Answer: "walrus wake --gently", Tags: []string{"walrus"}, Metadata: map[string]any{"n": 1.5, "o": map[string]any{"k": "v"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	votes := []struct{ source, result, strength string }{
+		{"a", "pass", "weak"}, {"b", "pass", "strong"}, {"a", "fail", "medium"}, {"c", "pass", "medium"},
+		{"b", "fail", "strong"}, {"c", "fail", "weak"}, {"a", "pass", "strong"},
+	}
+	for i, v := range votes {
+		vctx := core.WithPrincipal(t.Context(), core.Principal{ID: v.source})
+		req := core.ValidateRequest{ProjectID: "p", QAID: r.QAID, Result: v.result, SignalStrength: v.strength, EventID: fmt.Sprintf("v-%d", i)}
+		if _, err := s.RecordValidation(vctx, req); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := s.rdb.Get(t.Context(), s.k.qa("p", r.QAID)).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := decodeStored("p", r.QAID, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last, ok := s.last.m[lastKey("p", r.QAID)]
+		if !ok || last.v != raw {
+			t.Fatalf("vote %d: the value written is not kept", i)
+		}
+		if diff := cmp.Diff(want, last.st, cmp.AllowUnexported(stored{}), cmpopts.IgnoreFields(stored{}, "sum")); diff != "" {
+			t.Fatalf("vote %d: kept record differs from the decoded value (-decoded +kept):\n%s", i, diff)
+		}
+		if last.st.sum != core.ContentHash(want.Q, want.A) {
+			t.Fatalf("vote %d: kept content hash %q, want %q", i, last.st.sum, core.ContentHash(want.Q, want.A))
+		}
+	}
+	other := strings.Replace(s.last.m[lastKey("p", r.QAID)].v, `"ok":`, `"ue":7,"ok":`, 1)
+	got, err := s.last.decode("p", r.QAID, other)
+	if err != nil || got.Use != 7 {
+		t.Fatalf("another value: use %v, %v; want it decoded (7)", got, err)
 	}
 }

@@ -36,6 +36,9 @@ type batch struct {
 	premAt map[int]int
 	// ivSet: the project's index version is already set by this batch.
 	ivSet bool
+	// wrote are the records the batch writes (write.put), kept in
+	// Store.last once it is applied.
+	wrote []lastValue
 	// written are the KEYS indexes of the keys set, deleted or
 	// incremented: commit lists the records and reputation among them in
 	// the project's change feed.
@@ -215,7 +218,7 @@ func (s *Store) load(ctx context.Context, p string, ids []string, extra []string
 		} else if err != nil {
 			return nil, err
 		}
-		if w.recs[i], err = decodeStored(p, id, v); err != nil {
+		if w.recs[i], err = s.last.decode(p, id, v); err != nil {
 			return nil, fmt.Errorf("record %s: %w", id, err)
 		}
 	}
@@ -260,6 +263,9 @@ func (w *write) put(st *stored, ch ledger.Change, now time.Time) error {
 		return err
 	}
 	w.b.op("set", key, val)
+	next := st.clone()
+	next.ver, next.sum = next.ver+1, next.contentHash()
+	w.b.wrote = append(w.b.wrote, lastValue{val, next})
 	return nil
 }
 
@@ -321,6 +327,9 @@ func commitResult[T any](s *Store, ctx context.Context, b *batch, res T, out *T)
 		prev, _ := v[1].(string)
 		return true, json.Unmarshal([]byte(prev), out)
 	case commitApplied:
+		for _, lv := range b.wrote {
+			s.last.put(lv.v, lv.st)
+		}
 		*out = res
 		return true, nil
 	}

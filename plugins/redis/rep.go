@@ -93,7 +93,7 @@ func (s *Store) locate(ctx context.Context, from string, ids ...string) ([]*stor
 	var sharedPipe redis.Pipeliner
 	for i, id := range ids {
 		if v, err := own[i].Result(); err == nil {
-			if found[i], err = decodeStored(from, id, v); err != nil {
+			if found[i], err = s.last.decode(from, id, v); err != nil {
 				return nil, err
 			}
 			continue
@@ -102,7 +102,7 @@ func (s *Store) locate(ctx context.Context, from string, ids ...string) ([]*stor
 			continue
 		}
 		if v, err := glob[i].Result(); err == nil {
-			if found[i], err = decodeStored(core.GlobalProject, id, v); err != nil {
+			if found[i], err = s.last.decode(core.GlobalProject, id, v); err != nil {
 				return nil, err
 			}
 			continue

@@ -129,6 +129,8 @@ type Store struct {
 	// idsReady: the qa_id index is built (ids.go); idsMu orders its build.
 	idsReady atomic.Bool
 	idsMu    sync.Mutex
+	// last: the records this process last wrote, decoded (lastWritten).
+	last lastWritten
 
 	stop     chan struct{}
 	stopOnce sync.Once
