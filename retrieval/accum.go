@@ -103,6 +103,50 @@ func (a *accum) add(doc uint64, v, c float64) {
 	}
 }
 
+// addPostings adds idf·sat.of(p) to the score of each posting's document
+// (and idf to its coverage, when tracked), skipping postings that saturate
+// to 0: add, inlined, for the scan of a whole block.
+func (a *accum) addPostings(ps []Posting, idf float64, sat *saturation) {
+	if len(a.covs) > 0 {
+		for _, p := range ps {
+			if v := sat.of(p.TF, p.Len); v > 0 {
+				a.add(p.Doc, idf*v, idf)
+			}
+		}
+		return
+	}
+	slots, shift, touched := a.slots, a.shift, a.touched
+	mask := uint64(len(slots) - 1)
+	for _, p := range ps {
+		v := sat.of(p.TF, p.Len)
+		if v <= 0 {
+			continue
+		}
+		v *= idf
+		i := (p.Doc * 0x9E3779B97F4A7C15) >> shift
+		for {
+			s := &slots[i]
+			if s.score == 0 {
+				*s = accSlot{doc: p.Doc, score: v}
+				touched = append(touched, uint32(i))
+				if 2*len(touched) > len(slots) {
+					a.touched = touched
+					a.grow()
+					slots, shift, touched = a.slots, a.shift, a.touched
+					mask = uint64(len(slots) - 1)
+				}
+				break
+			}
+			if s.doc == p.Doc {
+				s.score += v
+				break
+			}
+			i = (i + 1) & mask
+		}
+	}
+	a.touched = touched
+}
+
 // coverage returns doc's matched idf mass (0 when absent or not tracked).
 func (a *accum) coverage(doc uint64) float64 {
 	if len(a.covs) == 0 {

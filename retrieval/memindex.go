@@ -19,8 +19,58 @@ type MemIndex struct {
 	mu    sync.RWMutex
 	ids   map[string]uint32 // term → id
 	post  [][]Posting       // by term id
-	docs  map[uint64]memDoc
+	docs  docTable
 	stats Stats
+}
+
+// docTable holds the forward entries of the documents: in a slice indexed
+// by doc for the small, dense ids callers mostly use (0…n-1 or 1…n), where
+// a look-up is one load rather than a hash probe, and in a map for the
+// others.
+type docTable struct {
+	dense []memDoc // by doc; nil: absent
+	far   map[uint64]memDoc
+	n     int
+}
+
+// denseSlack is how far beyond twice the document count a doc may be and
+// still go to the slice.
+const denseSlack = 1024
+
+func (t *docTable) get(doc uint64) (memDoc, bool) {
+	if doc < uint64(len(t.dense)) {
+		md := t.dense[doc]
+		return md, md != nil
+	}
+	md, ok := t.far[doc]
+	return md, ok
+}
+
+// set stores md (not nil) as doc's entry, which must be absent.
+func (t *docTable) set(doc uint64, md memDoc) {
+	t.n++
+	if doc >= uint64(len(t.dense)) && doc < uint64(2*t.n+denseSlack) {
+		t.dense = slices.Grow(t.dense, int(doc)+1-len(t.dense))
+		t.dense = t.dense[:doc+1]
+	}
+	if doc < uint64(len(t.dense)) {
+		t.dense[doc] = md
+		return
+	}
+	if t.far == nil {
+		t.far = map[uint64]memDoc{}
+	}
+	t.far[doc] = md
+}
+
+// del removes doc's entry, which must be present.
+func (t *docTable) del(doc uint64) {
+	t.n--
+	if doc < uint64(len(t.dense)) {
+		t.dense[doc] = nil
+		return
+	}
+	delete(t.far, doc)
 }
 
 // memDoc is the forward index of one document in one allocation: its field
@@ -48,7 +98,7 @@ var (
 
 // NewMemIndex returns an empty index that analyses QAs with a.
 func NewMemIndex(a *Analyzer) *MemIndex {
-	return &MemIndex{a: a, ids: map[string]uint32{}, docs: map[uint64]memDoc{}}
+	return &MemIndex{a: a, ids: map[string]uint32{}}
 }
 
 // Add analyses and indexes a QA as doc, replacing any earlier version.
@@ -84,7 +134,7 @@ func (m *MemIndex) AddDoc(doc uint64, d Doc) {
 		copy(md[memDocHead+len(ps)+i*NumFields:], p.tf[:])
 		m.post[p.id] = append(m.post[p.id], Posting{Doc: doc, TF: p.tf, Len: d.Len})
 	}
-	m.docs[doc] = md
+	m.docs.set(doc, md)
 	m.stats.Docs++
 	for f := range NumFields {
 		m.stats.TotalLen[f] += int64(d.Len[f])
@@ -99,7 +149,7 @@ func (m *MemIndex) Remove(doc uint64) bool {
 }
 
 func (m *MemIndex) removeLocked(doc uint64) bool {
-	md, ok := m.docs[doc]
+	md, ok := m.docs.get(doc)
 	if !ok {
 		return false
 	}
@@ -110,7 +160,7 @@ func (m *MemIndex) removeLocked(doc uint64) bool {
 			m.post[id] = ps[:len(ps)-1]
 		}
 	}
-	delete(m.docs, doc)
+	m.docs.del(doc)
 	m.stats.Docs--
 	for f := range NumFields {
 		m.stats.TotalLen[f] -= int64(md[f])
@@ -122,7 +172,7 @@ func (m *MemIndex) removeLocked(doc uint64) bool {
 func (m *MemIndex) Len() int {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return len(m.docs)
+	return m.docs.n
 }
 
 // Stats implements Source.
@@ -206,10 +256,23 @@ func (m *MemIndex) TermFreqs(ctx context.Context, docs []uint64, terms []string,
 		}
 	}
 	slices.SortFunc(ws, func(a, b want) int { return cmp.Compare(a.id, b.id) })
+	// The entries are looked up, and their lengths read, first: the
+	// cache misses of one document then overlap with the next ones'
+	// instead of coming one at a time in the loop that merges.
+	type entry struct {
+		md   memDoc
+		lens [NumFields]uint32
+	}
+	es := make([]entry, len(docs))
+	for i, doc := range docs {
+		if md, ok := m.docs.get(doc); ok {
+			es[i] = entry{md, md.lens()}
+		}
+	}
 	tfs := make([]TF, len(terms))
-	for _, doc := range docs {
-		md, ok := m.docs[doc]
-		if !ok {
+	for i, e := range es {
+		md := e.md
+		if md == nil {
 			continue
 		}
 		clear(tfs)
@@ -226,7 +289,7 @@ func (m *MemIndex) TermFreqs(ctx context.Context, docs []uint64, terms []string,
 				tfs[w.pos] = md.tf(j)
 			}
 		}
-		fn(doc, tfs, md.lens())
+		fn(docs[i], tfs, e.lens)
 	}
 	return ctx.Err()
 }

@@ -122,3 +122,51 @@ func TestMemIndexConcurrentReads(t *testing.T) {
 	})
 	wg.Wait()
 }
+
+// TestMemIndexDocIDs indexes documents whose ids are small (kept in the
+// slice of docTable) and far apart (kept in its map), and checks that
+// both kinds answer TermFreqs, replace and remove alike.
+func TestMemIndexDocIDs(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemIndex(NewAnalyzer())
+	docs := []uint64{0, 7, 1 << 40, 5000, 1<<64 - 1}
+	for _, d := range docs {
+		m.Add(d, "nginx upstream", "timeout")
+	}
+	if m.Len() != len(docs) {
+		t.Fatalf("Len = %d, want %d", m.Len(), len(docs))
+	}
+	freqs := func() map[uint64]TF {
+		got := map[uint64]TF{}
+		ask := append([]uint64{3, 1 << 41}, docs...)
+		if err := m.TermFreqs(ctx, ask, []string{"nginx", "timeout"}, func(doc uint64, tfs []TF, lens [NumFields]uint32) {
+			if lens != [NumFields]uint32{2, 1} {
+				t.Errorf("doc %d: lens %v, want [2 1]", doc, lens)
+			}
+			got[doc] = tfs[0]
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	got := freqs()
+	for _, d := range docs {
+		if got[d] != (TF{1, 0}) {
+			t.Errorf("doc %d: tf(nginx) %v, want [1 0]", d, got[d])
+		}
+	}
+	if len(got) != len(docs) {
+		t.Errorf("TermFreqs answered %d documents, want %d: %v", len(got), len(docs), got)
+	}
+	for _, d := range []uint64{7, 1 << 40} {
+		if !m.Remove(d) || m.Remove(d) {
+			t.Errorf("Remove(%d) twice: want true then false", d)
+		}
+	}
+	if got := freqs(); len(got) != len(docs)-2 || m.Len() != len(docs)-2 {
+		t.Errorf("after removing two: TermFreqs %v, Len %d", got, m.Len())
+	}
+	if got := postingsOf(t, m, "nginx"); !slices.Equal(got, []uint64{0, 5000, 1<<64 - 1}) {
+		t.Errorf("postings(nginx) = %v", got)
+	}
+}

@@ -194,12 +194,7 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 	// (One closure for all the terms: it escapes to the Source.)
 	var idf float64
 	add := func(ps []Posting) {
-		idf, sat := idf, &sat
-		for _, p := range ps {
-			if v := sat.of(p.TF, p.Len); v > 0 {
-				acc.add(p.Doc, idf*v, idf)
-			}
-		}
+		acc.addPostings(ps, idf, &sat)
 	}
 	for _, q := range qts[:scan] {
 		idf = q.idf
