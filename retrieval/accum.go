@@ -15,10 +15,23 @@ func better(a, b Hit) bool {
 	return a.Doc < b.Doc
 }
 
+// sortHits sorts hits best first: by insertion when they are few (a top k;
+// no comparison function to call), else with slices.SortFunc.
 func sortHits(hits []Hit) {
-	slices.SortFunc(hits, func(a, b Hit) int {
-		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.Doc, b.Doc))
-	})
+	if len(hits) > 24 {
+		slices.SortFunc(hits, func(a, b Hit) int {
+			return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.Doc, b.Doc))
+		})
+		return
+	}
+	for i := 1; i < len(hits); i++ {
+		h := hits[i]
+		j := i
+		for ; j > 0 && better(h, hits[j-1]); j-- {
+			hits[j] = hits[j-1]
+		}
+		hits[j] = h
+	}
 }
 
 // accum is an open-addressing hash table doc → score, reused across

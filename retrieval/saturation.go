@@ -30,23 +30,34 @@ func (s *Scorer) saturation(st Stats) saturation {
 		sat.w[f] = s.p.FieldWeight[f]
 	}
 	sat.k1 = s.p.K1
-	sat.norm, _ = s.norms.Get().(*[NumFields][satLens]float64)
-	if sat.norm == nil {
-		sat.norm = new([NumFields][satLens]float64)
+	// The table depends on the statistics only: the last one made is kept
+	// for the searches that see the same (consecutive searches of one
+	// collection mostly do).
+	if t := s.norms.Load(); t != nil && t.st == st {
+		sat.norm = &t.norm
+		return sat
 	}
+	t := &normTable{st: st}
 	for f := range NumFields {
 		for l := range uint32(satLens) {
 			v := sat.computeNorm(f, l)
 			if math.IsInf(v, 0) || math.IsNaN(v) {
 				v = 0
 			}
-			sat.norm[f][l] = v
+			t.norm[f][l] = v
 		}
 	}
+	s.norms.Store(t)
+	sat.norm = &t.norm
 	return sat
 }
 
-func (s *Scorer) putSaturation(sat saturation) { s.norms.Put(sat.norm) }
+// normTable is the table of saturation.norm for the statistics st; it is
+// not modified once made.
+type normTable struct {
+	st   Stats
+	norm [NumFields][satLens]float64
+}
 
 // computeNorm is w_f/(1-b_f+b_f·l/avglen_f): field f's weight over its
 // length normalisation at length l.

@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -17,9 +18,9 @@ import (
 type Scorer struct {
 	a      *Analyzer
 	p      Params
-	pools  [48]sync.Pool // *accum by log2 of table size
-	blocks sync.Pool     // *[blockSize]Posting: Postings buffered in blocks
-	norms  sync.Pool     // *[NumFields][satLens]float64: saturation tables
+	pools  [48]sync.Pool             // *accum by log2 of table size
+	blocks sync.Pool                 // *[blockSize]Posting: Postings buffered in blocks
+	norms  atomic.Pointer[normTable] // the last saturation table made
 }
 
 // NewScorer returns a scorer using a to analyse queries.
@@ -151,7 +152,7 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 	}
 	// Rarest first; the order also fixes the summation order of every
 	// document's score, so all code paths give bit-identical scores.
-	slices.SortFunc(qts, func(a, b queryTerm) int { return cmp.Or(cmp.Compare(a.df, b.df), cmp.Compare(a.term, b.term)) })
+	sortRarestFirst(qts)
 	share := s.p.cjkShare(norm, cjk)
 	rc := s.p.calibration(norm, share)
 
@@ -182,7 +183,6 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 	}
 
 	sat := s.saturation(st)
-	defer s.putSaturation(sat)
 	// Coordination: the exponent applied to the matched fraction of the
 	// query's idf mass (zero: off).
 	var coord float64
@@ -252,22 +252,81 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 			return nil, err
 		}
 	}
-	j := 0
-	for i, c := range cands {
-		if coord > 0 {
-			c.Score *= coordFactor(covs[i], norm, coord)
-		}
-		if c.Relevance = rc.of(c.Score); c.Relevance >= minRelevance {
-			cands[j] = c
-			j++
+	if coord > 0 {
+		for i := range cands {
+			cands[i].Score *= coordFactor(covs[i], norm, coord)
 		}
 	}
-	cands = cands[:j]
-	sortHits(cands)
-	if k > 0 && len(cands) > k {
-		cands = cands[:k]
+	if minRelevance > 0 {
+		j := 0
+		for _, c := range cands {
+			if c.Relevance = rc.of(c.Score); c.Relevance >= minRelevance {
+				cands[j] = c
+				j++
+			}
+		}
+		cands = cands[:j]
+	}
+	cands = bestSorted(cands, k)
+	if minRelevance <= 0 {
+		for i := range cands {
+			cands[i].Relevance = rc.of(cands[i].Score)
+		}
 	}
 	return cands, nil
+}
+
+// bestSorted returns the k best of hits (all when k ≤ 0), best first, in
+// hits' memory: a heap of the k best, then only those sorted.
+func bestSorted(hits []Hit, k int) []Hit {
+	if k <= 0 || len(hits) <= k {
+		sortHits(hits)
+		return hits
+	}
+	// hits[:k] becomes a heap whose root is the worst of the k best so far.
+	for i := 1; i < k; i++ {
+		up(hits[:i+1], i)
+	}
+	for _, h := range hits[k:] {
+		if better(h, hits[0]) {
+			hits[0] = h
+			down(hits[:k], 0)
+		}
+	}
+	hits = hits[:k]
+	sortHits(hits)
+	return hits
+}
+
+// rarer is the order of a search's terms: by df, then term.
+func rarer(a, b queryTerm) bool {
+	return a.df < b.df || a.df == b.df && a.term < b.term
+}
+
+// sortRarestFirst sorts qts by rarer: by insertion for a query's usual few
+// dozen terms (no comparison function to call), else with
+// slices.SortFunc.
+func sortRarestFirst(qts []queryTerm) {
+	if len(qts) > 48 {
+		slices.SortFunc(qts, func(a, b queryTerm) int {
+			switch {
+			case rarer(a, b):
+				return -1
+			case rarer(b, a):
+				return 1
+			}
+			return 0
+		})
+		return
+	}
+	for i := 1; i < len(qts); i++ {
+		q := qts[i]
+		j := i
+		for ; j > 0 && rarer(q, qts[j-1]); j-- {
+			qts[j] = qts[j-1]
+		}
+		qts[j] = q
+	}
 }
 
 // prune keeps the hits (and their covs, when not nil) that can still reach
@@ -291,6 +350,9 @@ func prune(hits []Hit, covs []float64, bound, need float64) ([]Hit, []float64) {
 
 // sortByDoc sorts hits by Doc, and covs (when not nil) along.
 func sortByDoc(hits []Hit, covs []float64) {
+	if covs == nil && sortByDocKeys(hits) {
+		return
+	}
 	if covs == nil {
 		slices.SortFunc(hits, func(a, b Hit) int { return cmp.Compare(a.Doc, b.Doc) })
 		return
@@ -307,6 +369,40 @@ func sortByDoc(hits []Hit, covs []float64) {
 	for i, p := range ps {
 		hits[i], covs[i] = p.h, p.c
 	}
+}
+
+// sortByDocKeys sorts hits by Doc as one slice of integers, each a Doc
+// shifted up with the hit's index in the low bits (no comparison function
+// to call), and reports whether it could: every Doc must leave room for
+// the index.
+func sortByDocKeys(hits []Hit) bool {
+	const maxHits = 1 << 12
+	n := len(hits)
+	if n > maxHits {
+		return false
+	}
+	var buf [256]uint64
+	keys := buf[:0]
+	if n > len(buf) {
+		keys = make([]uint64, 0, n)
+	}
+	for i, h := range hits {
+		if h.Doc >= 1<<(64-12) {
+			return false
+		}
+		keys = append(keys, h.Doc<<12|uint64(i))
+	}
+	slices.Sort(keys)
+	var hbuf [256]Hit
+	old := hbuf[:0]
+	if n > len(hbuf) {
+		old = make([]Hit, 0, n)
+	}
+	old = append(old, hits...)
+	for i, key := range keys {
+		hits[i] = old[key&(maxHits-1)]
+	}
+	return true
 }
 
 func sumIDF(qts []queryTerm) float64 {
@@ -407,7 +503,7 @@ func allDigits(s string) bool {
 // countTerms appends to qts the distinct terms of ts, first occurrences
 // in order, each with n, the number of times it occurs in ts.
 func countTerms(qts []queryTerm, ts []string) []queryTerm {
-	if len(ts) <= 16 {
+	if len(ts) <= 32 {
 	outer:
 		for _, t := range ts {
 			for i := range qts {

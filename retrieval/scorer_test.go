@@ -1,6 +1,7 @@
 package retrieval
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -396,6 +397,59 @@ func TestAccumBestIsTopK(t *testing.T) {
 			}
 		}
 		sc.putAccum(a)
+	}
+}
+
+// TestSelectionHelpers checks sortHits, bestSorted, sortByDoc and sortRarestFirst
+// against plain sorts, with ties, on both sides of their size limits.
+func TestSelectionHelpers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := range 400 {
+		n := rng.IntN(600)
+		hits := make([]Hit, n)
+		docs := rng.Perm(4 * n)
+		for i := range hits {
+			doc := uint64(docs[i])
+			if round%5 == 0 {
+				doc |= 1 << 60 // too large for sortByDocKeys
+			}
+			hits[i] = Hit{Doc: doc, Score: float64(rng.IntN(20))}
+		}
+		k := rng.IntN(120)
+		want := slices.Clone(hits)
+		slices.SortFunc(want, func(a, b Hit) int { return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.Doc, b.Doc)) })
+		few := slices.Clone(want[:min(len(want), rng.IntN(40))])
+		rng.Shuffle(len(few), func(i, j int) { few[i], few[j] = few[j], few[i] })
+		sortHits(few)
+		if !slices.Equal(few, want[:len(few)]) {
+			t.Fatalf("round %d: sortHits(%d hits) = %v", round, len(few), few)
+		}
+		if k > 0 {
+			want = want[:min(k, len(want))]
+		}
+		if got := bestSorted(slices.Clone(hits), k); !slices.Equal(got, want) {
+			t.Fatalf("round %d: bestSorted(%d hits, k %d) = %v, want %v", round, n, k, got, want)
+		}
+		byDoc := slices.Clone(hits)
+		slices.SortFunc(byDoc, func(a, b Hit) int { return cmp.Compare(a.Doc, b.Doc) })
+		got := slices.Clone(hits)
+		sortByDoc(got, nil)
+		if !slices.Equal(got, byDoc) {
+			t.Fatalf("round %d: sortByDoc(%d hits) differs from a sort by Doc", round, n)
+		}
+
+		qts := make([]queryTerm, rng.IntN(100))
+		for i := range qts {
+			qts[i] = queryTerm{term: fmt.Sprint("t", rng.IntN(1000)), df: int64(rng.IntN(5))}
+		}
+		wantQ := slices.Clone(qts)
+		slices.SortStableFunc(wantQ, func(a, b queryTerm) int { return cmp.Or(cmp.Compare(a.df, b.df), cmp.Compare(a.term, b.term)) })
+		sortRarestFirst(qts)
+		for i := range qts {
+			if qts[i].df != wantQ[i].df || qts[i].term != wantQ[i].term {
+				t.Fatalf("round %d: sortRarestFirst(%d terms) = %v, want %v", round, len(qts), qts, wantQ)
+			}
+		}
 	}
 }
 
