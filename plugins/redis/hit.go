@@ -17,8 +17,9 @@ import (
 // principal does not cover is not counted (ledger.MayHit).
 //
 // The write of the requesting project's own QAs reads every referenced QA
-// in one round trip (locate) and finds the owners of the others, which
-// are written after it, one write per owner.
+// in one round trip (locateWithRep, with the reputation entries its QAs
+// likely need) and finds the owners of the others, which are written
+// after it, one write per owner.
 func (s *Store) RecordHit(ctx context.Context, req core.HitRequest) (core.HitResult, error) {
 	const op = "record hit"
 	if err := req.Validate(); err != nil {
@@ -44,7 +45,7 @@ func (s *Store) RecordHit(ctx context.Context, req core.HitRequest) (core.HitRes
 	var order []string             // the owners of others, in reference order
 	err := updateWith(s, ctx, op, ids, &out.Updated, func() (*write, error) {
 		out, others, order = core.HitResult{}, map[string][]string{}, nil
-		found, err := s.locate(ctx, p, ids...)
+		found, guess, err := s.locateWithRep(ctx, p, nil, ids...)
 		if err != nil {
 			return nil, err
 		}
@@ -62,6 +63,7 @@ func (s *Store) RecordHit(ctx context.Context, req core.HitRequest) (core.HitRes
 				others[st.project] = append(others[st.project], ids[i])
 			}
 		}
+		guess.take(w)
 		return w, nil
 	}, func(w *write) (*int, error) {
 		return s.countHits(w, req.References, now)

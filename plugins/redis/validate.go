@@ -53,7 +53,8 @@ func (s *Store) RecordValidationBefore(ctx context.Context, req core.ValidateReq
 	var out core.Record
 	var st *stored // the QA as the write that answered read it
 	err = updateWith(s, ctx, op, []string{req.QAID}, &out, func() (*write, error) {
-		found, err := s.locate(ctx, req.ProjectID, req.QAID)
+		extra := []string{v.Source}
+		found, guess, err := s.locateWithRep(ctx, req.ProjectID, extra, req.QAID)
 		if err != nil {
 			return nil, err
 		}
@@ -61,8 +62,10 @@ func (s *Store) RecordValidationBefore(ctx context.Context, req core.ValidateReq
 		if found[0] != nil {
 			owner = found[0].project
 		}
-		return &write{s: s, ctx: ctx, p: owner, b: newBatch(s.k.event(owner, "v", req.ProjectID, eid)),
-			recs: found, extra: []string{v.Source}}, nil
+		w := &write{s: s, ctx: ctx, p: owner, b: newBatch(s.k.event(owner, "v", req.ProjectID, eid)),
+			recs: found, extra: extra}
+		guess.take(w)
+		return w, nil
 	}, func(w *write) (*core.Record, error) {
 		if st = w.recs[0]; st == nil {
 			return nil, s.repeated(ctx, "v", req.ProjectID, eid, &out, ledger.NotFound(req.QAID))
