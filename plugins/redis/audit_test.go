@@ -2,10 +2,15 @@ package redisstore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/memex-dev/memex/core"
 )
@@ -64,5 +69,63 @@ func TestAuditGroupCommit(t *testing.T) {
 	}
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("an append after Close took %s", d)
+	}
+}
+
+// TestAuditWindow: an entry's id is the time Redis appends it, so an
+// entry whose own time is ahead of Redis's clock (by less than auditSkew)
+// and one appended after newer ones are both in the windows they belong
+// to; a stream whose entries have ids of their own times (as older
+// versions of the store appended them) reads the same.
+func TestAuditWindow(t *testing.T) {
+	s := newShared(t)
+	ctx := t.Context()
+	const p = "win"
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	// Older entries under ids of their own times.
+	for i, at := range []time.Time{now.Add(-3 * time.Second), now.Add(-time.Second)} {
+		body, err := json.Marshal(core.AuditEntry{Time: at, KeyID: fmt.Sprintf("old%d", i), ProjectID: p, Action: "hit"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.k.audit(p), ID: strconv.FormatInt(at.UnixMilli(), 10) + "-*", Values: []any{"e", string(body)}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, e := range []core.AuditEntry{
+		{Time: now.Add(-2 * time.Second), KeyID: "late"}, // appended after the newer old1
+		{Time: now.Add(auditSkew / 2), KeyID: "ahead"},   // written by a process whose clock is ahead
+		{Time: now.Add(auditSkew/2 + time.Millisecond), KeyID: "last"},
+	} {
+		e.ProjectID, e.Action = p, "validate"
+		if err := s.AppendAudit(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		since time.Time
+		limit int
+		want  string
+	}{
+		{time.Time{}, 10, "old0 old1 late ahead last"},
+		{now.Add(-3 * time.Second), 10, "old0 old1 late ahead last"},
+		{now.Add(-2 * time.Second), 10, "old1 late ahead last"},
+		{now.Add(-2 * time.Second), 2, "old1 late"},
+		{now.Add(-time.Second), 10, "old1 ahead last"},
+		{now.Add(auditSkew / 2), 10, "ahead last"},
+		{now.Add(auditSkew/2 + time.Millisecond), 10, "last"},
+		{now.Add(auditSkew), 10, ""},
+	} {
+		got, err := s.Audit(ctx, p, c.since, c.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, e := range got {
+			keys = append(keys, e.KeyID)
+		}
+		if strings.Join(keys, " ") != c.want {
+			t.Errorf("Audit(since %v, limit %d) = %q, want %q", c.since.Sub(now), c.limit, keys, c.want)
+		}
 	}
 }

@@ -172,10 +172,11 @@ func (s *Store) receiptOp(ctx context.Context, op, projectID, receiptID, source,
 }
 
 // AppendAudit appends an entry to the project's capped audit stream,
-// under an id of its time. Concurrent appends are written together (the
-// batcher's pipelines, batch.go), and each caller returns when its own
-// entry is stored (or its context ends first; the entry may then still be
-// stored). An append after Close fails at once.
+// under an id Redis assigns (the entry keeps its own time: auditSkew).
+// Concurrent appends are written together (the batcher's pipelines,
+// batch.go), and each caller returns when its own entry is stored (or its
+// context ends first; the entry may then still be stored). An append
+// after Close fails at once.
 func (s *Store) AppendAudit(ctx context.Context, e core.AuditEntry) error {
 	const op = "append audit"
 	if err := e.Stamp(s.cfg.clock()); err != nil {
@@ -190,17 +191,19 @@ func (s *Store) AppendAudit(ctx context.Context, e core.AuditEntry) error {
 		return s.wrap(ctx, op, redis.ErrClosed)
 	default:
 	}
-	a := &redis.XAddArgs{Stream: s.k.audit(e.ProjectID), MaxLen: s.cfg.auditCap, Approx: true, Values: []any{"e", string(body)},
-		ID: strconv.FormatInt(e.Time.UnixMilli(), 10) + "-*"}
-	err = s.xadd(ctx, a)
-	if redis.HasErrorPrefix(err, "The ID specified in XADD is equal or smaller") {
-		// The entry's time is behind the stream's last id: let Redis
-		// assign one (entries stay in append order).
-		a.ID = ""
-		err = s.xadd(ctx, a)
-	}
-	return s.wrap(ctx, op, err)
+	return s.wrap(ctx, op, s.xadd(ctx, &redis.XAddArgs{Stream: s.k.audit(e.ProjectID), MaxLen: s.cfg.auditCap, Approx: true,
+		Values: []any{"e", string(body)}}))
 }
+
+// auditSkew is how far behind the clock of the process that wrote an
+// audit entry Redis's clock may be for Audit to find the entry in every
+// window it belongs to. An entry's stream id is the time Redis appends it
+// (or just after the stream's last id), never refused: an id of the
+// entry's own time would be refused whenever a newer entry got there
+// first, as concurrent appends do (15-40 % of a busy project's, each then
+// sent again). The id is thus at least the entry's time minus the skew
+// between the two clocks, and Audit reads from since minus auditSkew.
+const auditSkew = time.Second
 
 // xadd sends one XADD through the batcher.
 func (s *Store) xadd(ctx context.Context, a *redis.XAddArgs) error {
@@ -210,9 +213,10 @@ func (s *Store) xadd(ctx context.Context, a *redis.XAddArgs) error {
 }
 
 // Audit returns up to limit entries (ledger.AuditLimit) of the project at or after
-// since, oldest first. An entry appended after newer ones has a later id
-// than its time: it is read, and passed over, until limit entries of the
-// window are found or the stream ends.
+// since, oldest first (in append order). The stream is read from since
+// minus auditSkew, and the entries before since (appended before it, or
+// after newer ones) are passed over, until limit entries of the window are
+// found or the stream ends.
 func (s *Store) Audit(ctx context.Context, projectID string, since time.Time, limit int) ([]core.AuditEntry, error) {
 	const op = "audit"
 	if err := core.ValidateProjectID(projectID); err != nil {
@@ -221,11 +225,13 @@ func (s *Store) Audit(ctx context.Context, projectID string, since time.Time, li
 	limit = ledger.AuditLimit(limit)
 	start := "-"
 	if !since.IsZero() {
-		start = strconv.FormatInt(max(since.UnixMilli(), 0), 10)
+		start = strconv.FormatInt(max(since.Add(-auditSkew).UnixMilli(), 0), 10)
 	}
 	out := []core.AuditEntry{}
 	for len(out) < limit {
-		want := int64(limit - len(out))
+		// At least auditReadChunk at a time: the first read may pass over
+		// auditSkew of entries.
+		want := int64(max(limit-len(out), auditReadChunk))
 		msgs, err := s.rdb.XRangeN(ctx, s.k.audit(projectID), start, "+", want).Result()
 		if err != nil {
 			return nil, s.wrap(ctx, op, err)
@@ -239,7 +245,9 @@ func (s *Store) Audit(ctx context.Context, projectID string, since time.Time, li
 			if !since.IsZero() && e.Time.Before(since) {
 				continue
 			}
-			out = append(out, e)
+			if out = append(out, e); len(out) == limit {
+				return out, nil
+			}
 		}
 		if int64(len(msgs)) < want {
 			break // the end of the stream
@@ -248,3 +256,6 @@ func (s *Store) Audit(ctx context.Context, projectID string, since time.Time, li
 	}
 	return out, nil
 }
+
+// auditReadChunk is the fewest entries Audit reads in one XRANGE.
+const auditReadChunk = 256
