@@ -431,6 +431,25 @@ func faultKillRestart(t *testing.T, fsync string, loadBeforeKill time.Duration) 
 type stallStore struct {
 	*redisstore.Store
 	stall func()
+	// withWrite: validations append their audit entry with the write
+	// (RecordValidationAudited, as memex serve does on this store); else
+	// the service appends it after the write (and the stall).
+	withWrite bool
+}
+
+// RecordValidationAudited is the path memex serve takes on this store
+// (withWrite), or RecordValidationBefore's.
+func (s *stallStore) RecordValidationAudited(ctx context.Context, req core.ValidateRequest,
+	entry func(before, after core.Record) core.AuditEntry) (core.Record, core.Record, bool, error) {
+	if !s.withWrite {
+		b, r, err := s.RecordValidationBefore(ctx, req)
+		return b, r, false, err
+	}
+	b, r, audited, err := s.Store.RecordValidationAudited(ctx, req, entry)
+	if err == nil && s.stall != nil {
+		s.stall()
+	}
+	return b, r, audited, err
 }
 
 func (s *stallStore) RecordValidation(ctx context.Context, req core.ValidateRequest) (core.Record, error) {
@@ -441,7 +460,8 @@ func (s *stallStore) RecordValidation(ctx context.Context, req core.ValidateRequ
 	return r, err
 }
 
-// RecordValidationBefore is the path memex serve takes on this store.
+// RecordValidationBefore is the path of a store without
+// RecordValidationAudited.
 func (s *stallStore) RecordValidationBefore(ctx context.Context, req core.ValidateRequest) (core.Record, core.Record, error) {
 	b, r, err := s.Store.RecordValidationBefore(ctx, req)
 	if err == nil && s.stall != nil {
@@ -567,33 +587,36 @@ func TestFaultStalledRedis(t *testing.T) {
 	}
 
 	// Redis stalls right after a validation commits, before the service's
-	// audit append: the answer still comes within the request timeout.
-	t.Run("stall before audit", func(t *testing.T) {
-		srv := redistest.StartServer(t, redistest.ServerOptions{})
-		var stalls atomic.Int64
-		store := &stallStore{Store: openFaultStore(t, srv), stall: func() {
-			stalls.Add(1)
-			_, _ = srv.Cli("CLIENT", "PAUSE", fmt.Sprint(stallMS), "WRITE")
-		}}
-		e := newEnvFor(t, store, withConfig(faultConfig))
-		const project = "f-audit"
-		id := e.addQA(keyAdmin, project, "Does a stalled audit append delay the answer?", "No, it is bounded by the request deadline.")
-		a, err := e.send(faultKeys()[1], "POST", "/v1/qa/validate", map[string]any{"project_id": project, "qa_id": id,
-			"result": "pass", "signal_strength": "strong"}, "audit-stall")
-		if err != nil {
-			t.Fatalf("validate: %v after %s", err, a.took)
-		}
-		if stalls.Load() != 1 {
-			t.Fatalf("the stall ran %d times", stalls.Load())
-		}
-		if a.status != http.StatusOK {
-			t.Errorf("validate committed before the stall: status %d %s, want 200", a.status, a.body)
-		}
-		if err := latencyBound(a); err != nil {
-			t.Errorf("validate with a stalled audit append: %v", err)
-		}
-		_, _ = srv.Cli("CLIENT", "UNPAUSE")
-	})
+	// audit append (or with the entry appended in the write): the answer
+	// still comes within the request timeout.
+	for _, withWrite := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stall before audit, entry with the write %v", withWrite), func(t *testing.T) {
+			srv := redistest.StartServer(t, redistest.ServerOptions{})
+			var stalls atomic.Int64
+			store := &stallStore{Store: openFaultStore(t, srv), withWrite: withWrite, stall: func() {
+				stalls.Add(1)
+				_, _ = srv.Cli("CLIENT", "PAUSE", fmt.Sprint(stallMS), "WRITE")
+			}}
+			e := newEnvFor(t, store, withConfig(faultConfig))
+			const project = "f-audit"
+			id := e.addQA(keyAdmin, project, "Does a stalled audit append delay the answer?", "No, it is bounded by the request deadline.")
+			a, err := e.send(faultKeys()[1], "POST", "/v1/qa/validate", map[string]any{"project_id": project, "qa_id": id,
+				"result": "pass", "signal_strength": "strong"}, "audit-stall")
+			if err != nil {
+				t.Fatalf("validate: %v after %s", err, a.took)
+			}
+			if stalls.Load() != 1 {
+				t.Fatalf("the stall ran %d times", stalls.Load())
+			}
+			if a.status != http.StatusOK {
+				t.Errorf("validate committed before the stall: status %d %s, want 200", a.status, a.body)
+			}
+			if err := latencyBound(a); err != nil {
+				t.Errorf("validate with a stalled audit append: %v", err)
+			}
+			_, _ = srv.Cli("CLIENT", "UNPAUSE")
+		})
+	}
 }
 
 // TestFaultReadyz: /readyz is 503 (+ Retry-After, the error shape) while

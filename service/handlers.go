@@ -372,7 +372,16 @@ func (s *Server) validate(c echo.Context) error {
 			req.EventID = "rcpt:" + req.ReceiptID + ":validate:" + req.QAID
 		}
 		var rec core.Record
-		if combined {
+		audited := false // the store appended the entry with the write
+		if va, ok := core.As[auditedValidator](s.store); ok {
+			var b core.Record
+			b, rec, audited, err = va.RecordValidationAudited(ctx, req, func(before, after core.Record) core.AuditEntry {
+				return s.validationEntry(c, req, before, after, true, res, strength)
+			})
+			if b.QAID != "" {
+				before, haveBefore = b, true
+			}
+		} else if combined {
 			var b core.Record
 			b, rec, err = vb.RecordValidationBefore(ctx, req)
 			if b.QAID != "" {
@@ -396,34 +405,57 @@ func (s *Server) validate(c echo.Context) error {
 			}
 			return s.refused(ctx, c, req, before, wire.ReasonOtherOwner, res, strength)
 		}
-		// The store counts what the ledger counts: the creator's own report
-		// and any report on a frozen QA change nothing (no counter, no
-		// expiry cancelled), and are not "applied".
-		if haveBefore && rec.SuccessCount+rec.FailureCount == before.SuccessCount+before.FailureCount {
-			return s.refused(ctx, c, req, before, wire.ReasonNotCounted, res, strength)
+		if !audited {
+			s.audit(ctx, s.validationEntry(c, req, before, rec, haveBefore, res, strength))
+		}
+		if notCounted(before, rec, haveBefore) {
+			return s.refusedAnswer(req, before, wire.ReasonNotCounted, res, strength)
 		}
 		s.metrics.validations.WithLabelValues(string(res), string(strength), "true").Inc()
-		e := core.AuditEntry{KeyID: callerOf(c).id, ProjectID: ownerOf(rec, req.ProjectID), QAID: req.QAID, Action: "validate",
-			RunID: req.RunID, ReceiptID: req.ReceiptID, Weight: strength.Weight(), After: summary(rec)}
-		e.After["result"], e.After["strength"] = string(res), string(strength)
-		if e.ProjectID != req.ProjectID {
-			e.After["from_project"] = req.ProjectID
-		}
-		if haveBefore {
-			e.Before = summary(before)
-		}
-		s.audit(ctx, e)
 		applied := true
 		return http.StatusOK, wire.RecordResponse{Record: rec, Applied: &applied}, nil
 	})
+}
+
+// notCounted tells a validation the store counted nothing for: it counts
+// what the ledger counts, and the creator's own report and any report on
+// a frozen QA change nothing (no counter, no expiry cancelled), and are
+// not "applied".
+func notCounted(before, after core.Record, haveBefore bool) bool {
+	return haveBefore && after.SuccessCount+after.FailureCount == before.SuccessCount+before.FailureCount
+}
+
+// validationEntry is the audit entry of a validation the store wrote,
+// from the record before (when haveBefore) and after it: the vote's
+// weight and the summaries, or, when it counted nothing (notCounted), the
+// refusal's entry.
+func (s *Server) validationEntry(c echo.Context, req core.ValidateRequest, before, after core.Record, haveBefore bool, res core.Result, strength core.Strength) core.AuditEntry {
+	if notCounted(before, after, haveBefore) {
+		return s.refusedEntry(c, req, before, wire.ReasonNotCounted, res, strength)
+	}
+	e := core.AuditEntry{Time: s.now().UTC(), KeyID: callerOf(c).id, ProjectID: ownerOf(after, req.ProjectID), QAID: req.QAID, Action: "validate",
+		RunID: req.RunID, ReceiptID: req.ReceiptID, Weight: strength.Weight(), After: summary(after)}
+	e.After["result"], e.After["strength"] = string(res), string(strength)
+	if e.ProjectID != req.ProjectID {
+		e.After["from_project"] = req.ProjectID
+	}
+	if haveBefore {
+		e.Before = summary(before)
+	}
+	return e
 }
 
 // refused answers a validation that changed nothing: applied false with
 // the reason, audited with weight 0 under the QA's owner project (so the
 // owner sees who tried to change its QA).
 func (s *Server) refused(ctx context.Context, c echo.Context, req core.ValidateRequest, before core.Record, reason string, res core.Result, strength core.Strength) (int, any, error) {
-	s.metrics.validations.WithLabelValues(string(res), string(strength), "false").Inc()
-	e := core.AuditEntry{KeyID: callerOf(c).id, ProjectID: ownerOf(before, req.ProjectID), QAID: req.QAID, Action: "validate",
+	s.audit(ctx, s.refusedEntry(c, req, before, reason, res, strength))
+	return s.refusedAnswer(req, before, reason, res, strength)
+}
+
+// refusedEntry is the audit entry of a refused validation (refused).
+func (s *Server) refusedEntry(c echo.Context, req core.ValidateRequest, before core.Record, reason string, res core.Result, strength core.Strength) core.AuditEntry {
+	e := core.AuditEntry{Time: s.now().UTC(), KeyID: callerOf(c).id, ProjectID: ownerOf(before, req.ProjectID), QAID: req.QAID, Action: "validate",
 		RunID: req.RunID, ReceiptID: req.ReceiptID, Weight: 0,
 		After: map[string]any{"applied": false, "reason": reason, "result": string(res), "strength": string(strength)}}
 	if e.ProjectID != req.ProjectID {
@@ -432,7 +464,13 @@ func (s *Server) refused(ctx context.Context, c echo.Context, req core.ValidateR
 	if before.QAID != "" {
 		e.Before = summary(before)
 	}
-	s.audit(ctx, e)
+	return e
+}
+
+// refusedAnswer counts a refused validation and answers it: applied
+// false with the reason and the record as it was.
+func (s *Server) refusedAnswer(req core.ValidateRequest, before core.Record, reason string, res core.Result, strength core.Strength) (int, any, error) {
+	s.metrics.validations.WithLabelValues(string(res), string(strength), "false").Inc()
 	applied := false
 	return http.StatusOK, wire.RecordResponse{Record: before, Applied: &applied, Reason: reason}, nil
 }
@@ -450,6 +488,16 @@ func ownerOf(r core.Record, def string) string {
 // before → after needs no Get.
 type validationRecorder interface {
 	RecordValidationBefore(ctx context.Context, req core.ValidateRequest) (before, after core.Record, err error)
+}
+
+// auditedValidator is a validationRecorder that also appends the
+// validation's audit entry, built by entry from the record before and
+// after, in the write itself (plugins/redis: one round trip less, and the
+// entry is there exactly when the write is). audited false: no entry was
+// appended, and the caller appends it.
+type auditedValidator interface {
+	RecordValidationAudited(ctx context.Context, req core.ValidateRequest,
+		entry func(before, after core.Record) core.AuditEntry) (before, after core.Record, audited bool, err error)
 }
 
 // projectQuery reads and checks ?project_id=.

@@ -120,6 +120,27 @@ type validationRecorder interface {
 	RecordValidationBefore(ctx context.Context, req core.ValidateRequest) (before, after core.Record, err error)
 }
 
+// RecordValidationAudited forwards a store's audited validation (the
+// service's audit entry appended with the write) with the request and
+// the entry redacted; over a store without it, RecordValidationBefore,
+// and the caller appends the entry (audited false).
+func (s *Store) RecordValidationAudited(ctx context.Context, req core.ValidateRequest,
+	entry func(before, after core.Record) core.AuditEntry) (before, after core.Record, audited bool, err error) {
+	va, ok := core.As[validationAuditor](s.p)
+	if !ok {
+		before, after, err = s.RecordValidationBefore(ctx, req)
+		return before, after, false, err
+	}
+	return va.RecordValidationAudited(ctx, s.validation(req), func(before, after core.Record) core.AuditEntry {
+		return s.redactAudit(entry(before, after))
+	})
+}
+
+type validationAuditor interface {
+	RecordValidationAudited(ctx context.Context, req core.ValidateRequest,
+		entry func(before, after core.Record) core.AuditEntry) (before, after core.Record, audited bool, err error)
+}
+
 // Patch redacts a human edit's answer, summary and tags.
 func (s *Store) Patch(ctx context.Context, req core.PatchRequest) (core.Record, error) {
 	pt, ok := core.As[core.Patcher](s.p)

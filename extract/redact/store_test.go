@@ -52,6 +52,12 @@ func (r *recorder) RecordValidation(_ context.Context, req core.ValidateRequest)
 	r.keep(req)
 	return core.Record{}, nil
 }
+func (r *recorder) RecordValidationAudited(_ context.Context, req core.ValidateRequest,
+	entry func(before, after core.Record) core.AuditEntry) (core.Record, core.Record, bool, error) {
+	r.keep(req)
+	r.keep(entry(core.Record{}, core.Record{}))
+	return core.Record{}, core.Record{}, true, nil
+}
 func (r *recorder) TaskGrade(context.Context, core.TaskGradeRequest) (core.TaskGrade, error) {
 	return core.TaskGrade{}, nil
 }
@@ -104,6 +110,12 @@ func TestStoreRedactsEveryWrite(t *testing.T) {
 		"RecordValidation": func() error { _, err := s.RecordValidation(ctx, val); return err },
 		"RecordValidationBefore": func() error {
 			_, _, err := s.RecordValidationBefore(ctx, val)
+			return err
+		},
+		"RecordValidationAudited": func() error {
+			_, _, _, err := s.RecordValidationAudited(ctx, val, func(core.Record, core.Record) core.AuditEntry {
+				return core.AuditEntry{ProjectID: "p", KeyID: ghToken, RunID: ghToken, ReceiptID: ghToken, After: map[string]any{"x": secret}}
+			})
 			return err
 		},
 		"RecordHit": func() error { _, err := s.RecordHit(ctx, hit); return err },

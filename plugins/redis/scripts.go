@@ -330,6 +330,9 @@ while i <= argc do
       if new ~= '' then redis.call('HSET', k, doc, new) else redis.call('HDEL', k, doc) end
     end
     i = i + 10
+  elseif op == 'xadd' then
+    -- An audit entry (team.go auditOp): the stream, its cap, the entry.
+    redis.call('XADD', k, 'MAXLEN', '~', ARGV[i + 2], '*', 'e', ARGV[i + 3]); i = i + 4
   elseif op == 'pnop' then
     i = i + 5
   elseif op == 'prem' then

@@ -205,6 +205,24 @@ func (s *Store) AppendAudit(ctx context.Context, e core.AuditEntry) error {
 // between the two clocks, and Audit reads from since minus auditSkew.
 const auditSkew = time.Second
 
+// auditOp queues on w the append of audit entry e to its project's
+// stream, when that stream is under w's hash tag (e names w's project):
+// the commit appends it with the write. false: e is not queued.
+func (s *Store) auditOp(w *write, e core.AuditEntry) (bool, error) {
+	if e.ProjectID != w.p {
+		return false, nil
+	}
+	if err := e.Stamp(s.cfg.clock()); err != nil {
+		return false, err
+	}
+	body, err := json.Marshal(e)
+	if err != nil {
+		return false, err
+	}
+	w.b.op("xadd", s.k.audit(e.ProjectID), s.cfg.auditCap, string(body))
+	return true, nil
+}
+
 // xadd sends one XADD through the batcher.
 func (s *Store) xadd(ctx context.Context, a *redis.XAddArgs) error {
 	pipe := s.rdb.Pipeline()

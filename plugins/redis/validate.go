@@ -40,12 +40,35 @@ func (s *Store) RecordValidation(ctx context.Context, req core.ValidateRequest) 
 // as it was just before (what Get would have answered), read in the same
 // round trip: memex serve audits before → after without a Get of its own.
 func (s *Store) RecordValidationBefore(ctx context.Context, req core.ValidateRequest) (before, after core.Record, err error) {
+	before, after, _, err = s.recordValidation(ctx, req, nil)
+	return before, after, err
+}
+
+// RecordValidationAudited is RecordValidationBefore that also appends the
+// validation's audit entry, entry(before, after), to the audit stream of
+// the entry's project in the write itself (the commit script's XADD):
+// memex serve appends no entry of its own, and the entry is there exactly
+// when the write is. audited is false when no entry was appended: the
+// validation wrote nothing (an error, or a repeat whose QA was deleted
+// since), or the entry names another project than the QA's owner (its
+// stream is under another hash tag); the caller appends it then. A
+// repeated event answers the result its first write stored, with the
+// entry that write appended (audited).
+func (s *Store) RecordValidationAudited(ctx context.Context, req core.ValidateRequest,
+	entry func(before, after core.Record) core.AuditEntry) (before, after core.Record, audited bool, err error) {
+	return s.recordValidation(ctx, req, entry)
+}
+
+// recordValidation is RecordValidationAudited, or RecordValidationBefore
+// when entry is nil.
+func (s *Store) recordValidation(ctx context.Context, req core.ValidateRequest,
+	entry func(before, after core.Record) core.AuditEntry) (before, after core.Record, audited bool, err error) {
 	const op = "record validation"
 	if err := req.Validate(); err != nil {
-		return core.Record{}, core.Record{}, fmt.Errorf("redis: %s: %w", op, err)
+		return core.Record{}, core.Record{}, false, fmt.Errorf("redis: %s: %w", op, err)
 	}
 	if err := ctx.Err(); err != nil {
-		return core.Record{}, core.Record{}, s.wrap(ctx, op, err)
+		return core.Record{}, core.Record{}, false, s.wrap(ctx, op, err)
 	}
 	now := s.now()
 	v := s.ledger.ValidationVote(ctx, req, now)
@@ -67,6 +90,7 @@ func (s *Store) RecordValidationBefore(ctx context.Context, req core.ValidateReq
 		guess.take(w)
 		return w, nil
 	}, func(w *write) (*core.Record, error) {
+		audited = false
 		if st = w.recs[0]; st == nil {
 			return nil, s.repeated(ctx, "v", req.ProjectID, eid, &out, ledger.NotFound(req.QAID))
 		}
@@ -83,15 +107,23 @@ func (s *Store) RecordValidationBefore(ctx context.Context, req core.ValidateReq
 		ch := s.ledger.Validation(&e, v, rep)
 		st.set(e)
 		res := withoutText(e.Rec)
-		return &res, w.put(st, ch, now)
+		if err := w.put(st, ch, now); err != nil {
+			return nil, err
+		}
+		if entry != nil {
+			if audited, err = s.auditOp(w, entry(before, e.Rec)); err != nil {
+				return nil, err
+			}
+		}
+		return &res, nil
 	})
 	if err != nil {
-		return core.Record{}, core.Record{}, err
+		return core.Record{}, core.Record{}, false, err
 	}
 	if st != nil {
 		out.Question, out.Answer, out.Summary = st.Q, st.A, st.Summary
 	}
-	return before, out, nil
+	return before, out, audited, nil
 }
 
 // withoutText is a validation's result as its event key keeps it for 24 h:
