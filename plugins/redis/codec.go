@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/memex-dev/memex/core"
 	"github.com/memex-dev/memex/retrieval"
@@ -19,12 +20,15 @@ import (
 
 // stored is one QA as kept in Redis: the record's own fields (derived ones
 // — trust, level, freshness, status — are recomputed from the trust state
-// when read), its trust evidence and its document id. Short JSON names and
-// omitted zero values keep it small (docs/REDIS.md, memory).
+// when read), its trust evidence and its document id. The question, the
+// answer, created_at and the document id lead the value as length-prefixed
+// bytes and varints (recordFields), the other fields follow as JSON with
+// short names and zero values omitted (docs/REDIS.md, memory); a value
+// written as JSON alone (q, a, c and d as members) is read as well.
 type stored struct {
 	ID       string         `json:"-"` // from the key
-	Q        string         `json:"q"`
-	A        string         `json:"a"`
+	Q        string         `json:"q,omitempty"`
+	A        string         `json:"a,omitempty"`
 	Summary  string         `json:"su,omitempty"`
 	Tags     []string       `json:"tg,omitempty"`
 	Metadata map[string]any `json:"md,omitempty"`
@@ -40,11 +44,11 @@ type stored struct {
 	Quar     bool           `json:"qu,omitempty"`
 	LastUsed int64          `json:"lu,omitempty"` // unix ms
 	LastVal  int64          `json:"lv,omitempty"` // unix ms
-	Created  int64          `json:"c"`            // unix ms
+	Created  int64          `json:"c,omitempty"`  // unix ms
 	Updated  int64          `json:"u,omitempty"`  // unix ms; omitted when equal to Created
 	Hash     string         `json:"h,omitempty"`  // only when it differs from ContentHash(q, a)
 	Shared   []string       `json:"sh,omitempty"`
-	Doc      uint64         `json:"d"`
+	Doc      uint64         `json:"d,omitempty"`
 	// State is the trust evidence; omitted while it holds no evidence yet
 	// (a new candidate, or an imported record): then Creator names its
 	// creator and Status its status when that is not "candidate".
@@ -182,11 +186,79 @@ func (s *stored) encode(ver int64) (string, error) {
 	if cp.State != nil {
 		cp.S = &stateJSON{cp.State}
 	}
-	b, err := json.Marshal(&cp)
+	b := strconv.AppendInt(make([]byte, 0, 32+len(s.Q)+len(s.A)), ver, 10)
+	b = append(b, '\n', recordFields)
+	b = appendText(b, s.Q)
+	b = appendText(b, s.A)
+	b = binary.AppendVarint(b, s.Created)
+	b = binary.AppendUvarint(b, s.Doc)
+	cp.Q, cp.A, cp.Created, cp.Doc = "", "", 0, 0
+	rest, err := json.Marshal(&cp)
 	if err != nil {
 		return "", fmt.Errorf("encode record %s: %w", s.ID, err)
 	}
-	return strconv.FormatInt(ver, 10) + "\n" + string(b), nil
+	if string(rest) != "{}" {
+		b = append(b, rest...)
+	}
+	return string(b), nil
+}
+
+// recordFields is the first byte of a record body that leads with its
+// question, answer, created_at and document id (stored.encode): never
+// the '{' that starts a body written as JSON alone.
+const recordFields = 0x01
+
+// appendText appends s as uvarint length and bytes, as the JSON of the
+// earlier form would read it back: each byte that is not UTF-8 becomes
+// U+FFFD (encoding/json's rule), so both forms keep the same text.
+func appendText(b []byte, s string) []byte {
+	if !utf8.ValidString(s) {
+		var v strings.Builder
+		for i := 0; i < len(s); {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				v.WriteRune(utf8.RuneError)
+			} else {
+				v.WriteString(s[i : i+size])
+			}
+			i += size
+		}
+		s = v.String()
+	}
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// readText reads what appendText wrote at body[i:].
+func readText(body string, i int) (s string, next int, ok bool) {
+	n, i, ok := readUvarint(body, i)
+	if !ok || n > uint64(len(body)-i) {
+		return "", 0, false
+	}
+	return body[i : i+int(n)], i + int(n), true
+}
+
+// splitFields reads the leading fields of a record body that has them
+// (recordFields) into s and returns the JSON of the others ("" for none).
+func splitFields(body string, s *stored) (rest string, err error) {
+	i := 1
+	var ok bool
+	if s.Q, i, ok = readText(body, i); ok {
+		s.A, i, ok = readText(body, i)
+	}
+	if ok {
+		var n int
+		s.Created, n = binary.Varint([]byte(body[i:min(i+binary.MaxVarintLen64, len(body))]))
+		ok = n > 0
+		i += n
+	}
+	if ok {
+		s.Doc, i, ok = readUvarint(body, i)
+	}
+	if !ok {
+		return "", fmt.Errorf("record is corrupt: its leading fields are cut short")
+	}
+	return body[i:], nil
 }
 
 // decodeStored parses the record value of QA id of project.
@@ -197,8 +269,16 @@ func decodeStored(project, id, v string) (*stored, error) {
 		return nil, fmt.Errorf("record value has no version")
 	}
 	var s stored
-	if err := json.Unmarshal([]byte(body), &s); err != nil {
-		return nil, fmt.Errorf("record is corrupt: %w", err)
+	rest := body
+	if body != "" && body[0] == recordFields {
+		if rest, err = splitFields(body, &s); err != nil {
+			return nil, err
+		}
+	}
+	if rest != "" {
+		if err := json.Unmarshal([]byte(rest), &s); err != nil {
+			return nil, fmt.Errorf("record is corrupt: %w", err)
+		}
 	}
 	if s.S != nil {
 		s.State, s.S = s.S.st, nil

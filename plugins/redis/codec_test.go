@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -358,5 +359,33 @@ func TestLastWrittenDecodesAsStored(t *testing.T) {
 	got, err := s.last.decode("p", r.QAID, other)
 	if err != nil || got.Use != 7 {
 		t.Fatalf("another value: use %v, %v; want it decoded (7)", got, err)
+	}
+}
+
+// TestRecordTextAsJSON: a question or answer that is not UTF-8 reads
+// back from the leading fields as it does from the JSON an earlier
+// version wrote (each invalid byte U+FFFD), and valid text byte for byte.
+func TestRecordTextAsJSON(t *testing.T) {
+	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, text := range []string{"plain", "", "ünïcode ✓ \ufffd", "bad \xff\xfe byte", "cut \xe2\x9c", "quote \" and \\ and \n"} {
+		rec := core.Record{QAID: "qa-1", ProjectID: "p", Question: text, Answer: "a " + text, CreatedAt: created, UpdatedAt: created}
+		v, err := toStored(rec, trust.NewState("maker", created), 9).encode(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeStored("p", "qa-1", v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := decodeStored("p", "qa-1", jsonRecord(t, v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var viaJSON string
+		b, _ := json.Marshal(text)
+		_ = json.Unmarshal(b, &viaJSON)
+		if got.Q != viaJSON || got.A != "a "+viaJSON || want.Q != got.Q || got.Doc != 9 || got.Created != created.UnixMilli() {
+			t.Errorf("%q: read %q / %q (doc %d), JSON reads %q", text, got.Q, got.A, got.Doc, viaJSON)
+		}
 	}
 }

@@ -25,6 +25,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -166,7 +167,9 @@ const releaseTimeout = 100 * time.Millisecond
 
 // buildIDIndex fills the qa_id index from every project's QAs, once per
 // store (idsBuilt): existing claims are kept (HSETNX), the built ones are
-// stamped 0 (they hold while their QA exists).
+// stamped 0 (they hold while their QA exists). An index in the first
+// layout (oldIDBuckets) has its buckets merged into today's first
+// (mergeOldIDBuckets) instead.
 func (s *Store) buildIDIndex(ctx context.Context) error {
 	if s.idsReady.Load() {
 		return nil
@@ -176,40 +179,102 @@ func (s *Store) buildIDIndex(ctx context.Context) error {
 	if s.idsReady.Load() {
 		return nil
 	}
-	n, err := s.rdb.Exists(ctx, s.k.idsBuilt()).Result()
-	if err != nil {
+	layout, err := s.rdb.Get(ctx, s.k.idsBuilt()).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
 		return err
 	}
-	if n == 0 {
-		projects, err := s.rdb.SMembers(ctx, s.k.projects()).Result()
-		if err != nil {
+	switch layout {
+	case idsLayout:
+	case "":
+		if err := s.fillIDIndex(ctx); err != nil {
 			return err
 		}
-		total := 0
-		for _, p := range projects {
-			es, err := s.entries(ctx, p)
-			if err != nil {
-				return err
-			}
-			v := claimValue(p, time.UnixMilli(0))
-			for first := 0; first < len(es); first += 1000 {
-				pipe := s.rdb.Pipeline()
-				for _, e := range es[first:min(first+1000, len(es))] {
-					pipe.HSetNX(ctx, s.k.ids(e.id), e.id, v)
-				}
-				if _, err := pipe.Exec(ctx); err != nil {
-					return err
-				}
-			}
-			total += len(es)
-		}
-		if err := s.rdb.Set(ctx, s.k.idsBuilt(), "1", 0).Err(); err != nil {
+	default:
+		if err := s.mergeOldIDBuckets(ctx); err != nil {
 			return err
 		}
-		if total > 0 {
-			s.cfg.logger.InfoContext(ctx, "redis: built the qa_id index", "qas", total, "projects", len(projects))
+	}
+	if layout != idsLayout {
+		if err := s.rdb.Set(ctx, s.k.idsBuilt(), idsLayout, 0).Err(); err != nil {
+			return err
 		}
 	}
 	s.idsReady.Store(true)
+	return nil
+}
+
+// fillIDIndex claims the id of every QA of every project (buildIDIndex).
+func (s *Store) fillIDIndex(ctx context.Context) error {
+	projects, err := s.rdb.SMembers(ctx, s.k.projects()).Result()
+	if err != nil {
+		return err
+	}
+	total := 0
+	for _, p := range projects {
+		es, err := s.entries(ctx, p)
+		if err != nil {
+			return err
+		}
+		v := claimValue(p, time.UnixMilli(0))
+		for first := 0; first < len(es); first += 1000 {
+			pipe := s.rdb.Pipeline()
+			for _, e := range es[first:min(first+1000, len(es))] {
+				pipe.HSetNX(ctx, s.k.ids(e.id), e.id, v)
+			}
+			if _, err := pipe.Exec(ctx); err != nil {
+				return err
+			}
+		}
+		total += len(es)
+	}
+	if total > 0 {
+		s.cfg.logger.InfoContext(ctx, "redis: built the qa_id index", "qas", total, "projects", len(projects))
+	}
+	return nil
+}
+
+// mergeOldIDBuckets moves the claims of the first layout's buckets from
+// idBuckets up into bucket n % idBuckets, a chunk of buckets at a time:
+// their claims are written (HSETNX: a claim already there stays) before
+// the buckets are deleted, so a failure half way loses none (the next
+// process merges again). Processes of the first layout must not run on the store
+// meanwhile or after: their claims would go to the buckets merged.
+func (s *Store) mergeOldIDBuckets(ctx context.Context) error {
+	const perPipe = 256
+	moved := 0
+	for first := idBuckets; first < oldIDBuckets; first += perPipe {
+		pipe := s.rdb.Pipeline()
+		reads := make([]*redis.MapStringStringCmd, 0, perPipe)
+		for n := first; n < first+perPipe; n++ {
+			reads = append(reads, pipe.HGetAll(ctx, s.k.idsBucket(n)))
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return err
+		}
+		merge, drop := s.rdb.Pipeline(), s.rdb.Pipeline()
+		for i, r := range reads {
+			claims := r.Val()
+			if len(claims) == 0 {
+				continue
+			}
+			for id, v := range claims {
+				merge.HSetNX(ctx, s.k.ids(id), id, v)
+			}
+			drop.Del(ctx, s.k.idsBucket(first+i))
+			moved += len(claims)
+		}
+		if merge.Len() == 0 {
+			continue
+		}
+		if _, err := merge.Exec(ctx); err != nil {
+			return err
+		}
+		if _, err := drop.Exec(ctx); err != nil {
+			return err
+		}
+	}
+	if moved > 0 {
+		s.cfg.logger.InfoContext(ctx, "redis: merged the qa_id index into fewer buckets", "claims", moved, "buckets", idBuckets)
+	}
 	return nil
 }

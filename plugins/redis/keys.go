@@ -30,13 +30,30 @@ func bucketOf(s string, n uint32) string {
 // buckets by FNV of the id, outside every project's tag.
 func (k keys) ids(id string) string { return k.prefix + ":ids:" + bucketOf(id, idBuckets) }
 
-// idBuckets is the number of qa_id index buckets (listpacks up to ~500k
-// QAs).
-const idBuckets = 4096
+// idBuckets is the number of qa_id index buckets: ~10 claims a bucket at
+// 10k QAs, listpacks up to ~450k QAs in the store (Redis keeps a hash of
+// at most 512 entries so). Each bucket is a key of its own (~100 bytes
+// of key and listpack overhead), so more buckets cost a small store
+// more: 4,096 buckets cost ~50 B/QA at 10k, 1,024 ~32 B/QA.
+const idBuckets = 1024
+
+// oldIDBuckets is the number of buckets of the index in its first layout
+// (idsLayout "1"): FNV of the id modulo 4,096. An id's bucket modulo
+// idBuckets is its bucket now, so buckets below idBuckets are the same
+// keys in both layouts and the others are merged into them
+// (mergeOldIDBuckets).
+const oldIDBuckets = 4096
 
 // idsBuilt marks the qa_id index as holding every QA the store held when
-// it was first built (ids.go).
+// it was first built (ids.go); its value is the layout (idsLayout).
 func (k keys) idsBuilt() string { return k.prefix + ":ids:built" }
+
+// idsLayout is the layout of the qa_id index in idBuckets buckets; "1" is
+// oldIDBuckets buckets.
+const idsLayout = "2"
+
+// idsBucket is bucket n of the qa_id index (of either layout).
+func (k keys) idsBucket(n int) string { return k.prefix + ":ids:" + strconv.Itoa(n) }
 
 // projects is the set of project ids the store holds.
 func (k keys) projects() string { return k.prefix + ":projects" }
