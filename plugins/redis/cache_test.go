@@ -69,7 +69,7 @@ func TestIndexCacheSeesOtherWriters(t *testing.T) {
 	// (the version does not move) and the warm reader still finds it.
 	search(reader, "okapi")
 	key := reader.k.postBucket(p, ownScope, "okapi")
-	if err := reader.rdb.HDel(ctx, key, "okapi").Err(); err != nil {
+	if err := reader.rdb.HDel(ctx, key, shortFields("okapi")...).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if got := search(uncached, "okapi"); len(got) != 0 {
@@ -169,13 +169,13 @@ func TestListsReadAcrossAWriteNotCached(t *testing.T) {
 	list := "\x00\x00\x00\x05" + uvarintGap(5) + postingRest(retrieval.TF{1, 1})
 	for _, end := range []string{"v2", "v1"} {
 		s := &Store{cache: newIndexCache(1 << 20)}
-		post, short, ivEnd := redis.NewStringCmd(t.Context()), redis.NewStringCmd(t.Context()), redis.NewStringCmd(t.Context())
+		post, short, ivEnd := redis.NewStringCmd(t.Context()), redis.NewSliceCmd(t.Context()), redis.NewStringCmd(t.Context())
 		post.SetVal(list)
-		short.SetErr(redis.Nil)
+		short.SetVal([]any{nil, nil})
 		ivEnd.SetVal(end)
 		sc := &scope{owner: "p", name: ownScope, iv: "v1", lists: map[string]*plist{}}
 		c := &scopeCmds{sc: sc, ivEnd: ivEnd,
-			tc: &termCmds{terms: []string{"t"}, posts: []*redis.StringCmd{post}, short: []*redis.StringCmd{short}}}
+			tc: &termCmds{terms: []string{"t"}, posts: []*redis.StringCmd{post}, short: []*redis.SliceCmd{short}}}
 		if err := s.takeLists(c); err != nil {
 			t.Fatal(err)
 		}

@@ -119,16 +119,28 @@ func TestLensEntry(t *testing.T) {
 }
 
 // TestPostingScript runs the commit script's posting operations (ordered
-// append, out-of-order merge, removal) against a model.
+// append, out-of-order merge, removal; a list of up to shortListMax bytes
+// in its bucket as one or two fields, a longer one its own key) against
+// a model.
 func TestPostingScript(t *testing.T) {
 	s := newShared(t)
+	// A list that grows past 4 KiB, then thins out; one of at most 40
+	// documents (2 bytes a posting), in its bucket across 64 bytes both
+	// ways.
+	for _, term := range []string{"term", "few"} {
+		t.Run(term, func(t *testing.T) { postingScript(t, s, term) })
+	}
+}
+
+func postingScript(t *testing.T, s *Store, term string) {
 	ctx := t.Context()
-	key := s.k.post("plist", ownScope, "term")
-	bucket := s.k.postBucket("plist", ownScope, "term")
+	key := s.k.post("plist", ownScope, term)
+	bucket := s.k.postBucket("plist", ownScope, term)
 	model := map[uint64]retrieval.TF{}
 	rng := rand.New(rand.NewPCG(1, 2))
+	inBucket := map[bool]int{}
 	for step := range 400 {
-		b := newBatch(s.k.event("plist", "t", "plist", strconv.Itoa(step)))
+		b := newBatch(s.k.event("plist", "t", "plist", term+strconv.Itoa(step)))
 		n := 1 + rng.IntN(4)
 		if step < 200 {
 			n = 1 + rng.IntN(12) // grows past 4 KiB: the APPEND path
@@ -138,13 +150,19 @@ func TestPostingScript(t *testing.T) {
 			if step > 200 {
 				doc = uint64(1 + rng.IntN(60)) // dense: gaps of one byte, removals
 			}
+			if term == "few" {
+				doc = uint64(1 + rng.IntN(40))
+			}
 			if _, ok := model[doc]; ok && rng.IntN(2) == 0 {
-				b.op("prem", key, bucket, "term", doc)
+				b.op("prem", key, bucket, term, doc)
 				delete(model, doc)
 				continue
 			}
 			tf := retrieval.TF{uint32(rng.IntN(10)), uint32(rng.IntN(20))}
-			b.op("padd", key, bucket, "term", doc, postingRest(tf))
+			if term == "few" {
+				tf = retrieval.TF{uint32(rng.IntN(8)), uint32(rng.IntN(16))}
+			}
+			b.op("padd", key, bucket, term, doc, postingRest(tf))
 			model[doc] = tf
 		}
 		var res string
@@ -152,19 +170,24 @@ func TestPostingScript(t *testing.T) {
 			t.Fatalf("step %d: commit done %v, %v", step, done, err)
 		}
 		list, err := s.rdb.Get(ctx, key).Result()
+		parts, herr := s.rdb.HMGet(ctx, bucket, shortFields(term)...).Result()
+		if herr != nil {
+			t.Fatal(herr)
+		}
+		short := shortList(parts)
 		if errors.Is(err, redis.Nil) {
-			list, err = s.rdb.HGet(ctx, bucket, "term").Result()
-			if len(list) > 64 {
+			list, err = short, nil
+			if len(list) > shortListMax {
 				t.Fatalf("step %d: %d-byte list in the bucket hash", step, len(list))
 			}
-		} else if len(list) <= 64 {
-			if n, _ := s.rdb.HExists(ctx, bucket, "term").Result(); n {
-				t.Fatalf("step %d: list both in the bucket and its own key", step)
+			if tail, _ := parts[1].(string); (len(list) > 64) != (tail != "") || len(short) > 0 && len(parts[0].(string)) > 64 {
+				t.Fatalf("step %d: a %d-byte list in the bucket as %q", step, len(list), parts)
 			}
+			inBucket[len(list) > 64]++
+		} else if short != "" || parts[1] != nil {
+			t.Fatalf("step %d: list both in the bucket and its own key", step)
 		}
-		if errors.Is(err, redis.Nil) {
-			list = ""
-		} else if err != nil {
+		if err != nil {
 			t.Fatal(err)
 		}
 		got := map[uint64]retrieval.TF{}
@@ -182,6 +205,9 @@ func TestPostingScript(t *testing.T) {
 		if len(list) >= postingHeader && binary.BigEndian.Uint32([]byte(list[:4])) != uint32(prev) {
 			t.Fatalf("step %d: header %x, largest doc %d", step, list[:4], prev)
 		}
+	}
+	if term == "few" && (inBucket[false] == 0 || inBucket[true] == 0) {
+		t.Errorf("the list was in its bucket in one field %d times, in two %d times: want both", inBucket[false], inBucket[true])
 	}
 }
 

@@ -28,10 +28,8 @@ type packedSource struct {
 func (p packedSource) list(ctx context.Context, owner, term string) (string, error) {
 	v, err := p.s.rdb.Get(ctx, p.s.k.post(owner, ownScope, term)).Result()
 	if errors.Is(err, redis.Nil) {
-		v, err = p.s.rdb.HGet(ctx, p.s.k.postBucket(owner, ownScope, term), term).Result()
-	}
-	if errors.Is(err, redis.Nil) {
-		return "", nil
+		parts, err := p.s.rdb.HMGet(ctx, p.s.k.postBucket(owner, ownScope, term), shortFields(term)...).Result()
+		return shortList(parts), err
 	}
 	return v, err
 }

@@ -93,16 +93,40 @@ func (k keys) stats(p string) string { return k.tag(p) + "stats" }
 // project's own QAs, "s:<target>" = its QAs shared with target).
 func (k keys) post(p, scope, term string) string { return k.tag(p) + "p:" + scope + ":" + term }
 
-// postBucket is the hash holding, as field term, the posting lists of
-// scope of p that are at most 64 bytes long (commitScript moves a list to
-// its own key post(p, scope, term) when it grows past that): one Redis key
-// per rare term would cost more than its postings.
+// postBucket is the hash holding, as fields shortFields(term), the
+// posting lists of scope of p that are at most shortListMax bytes long
+// (commitScript moves a list to its own key post(p, scope, term) when it
+// grows past that): one Redis key per rare term would cost more than its
+// postings.
 func (k keys) postBucket(p, scope, term string) string {
 	return k.tag(p) + "ps:" + scope + ":" + bucketOf(term, postBuckets)
 }
 
 // postBuckets is the number of short-posting-list hashes per scope.
 const postBuckets = 2048
+
+// shortFields are the fields of term's list in its postBucket: a list of
+// at most shortListMax bytes is its first 64 bytes (Redis keeps a hash a
+// compact listpack while each value is at most 64 bytes,
+// hash-max-listpack-value) and, past that, the rest under the term and a
+// NUL (no term holds one). commitScript keeps them so.
+func shortFields(term string) []string { return []string{term, term + "\x00"} }
+
+// shortListMax is the longest posting list kept in its postBucket: a list
+// of its own key costs ~80 bytes more than its bytes (the key, its
+// object, its entry in Redis's key table), two listpack values ~12.
+const shortListMax = 128
+
+// shortList is the list the HMGET of shortFields answered ("" when
+// absent): the second part only follows a full first one.
+func shortList(parts []any) string {
+	first, _ := parts[0].(string)
+	if len(first) < 64 || len(parts) < 2 {
+		return first
+	}
+	rest, _ := parts[1].(string)
+	return first + rest
+}
 
 // lens holds the field lengths (lensEntry) of the lensBucket documents of
 // p whose ids share doc/lensBucket, lensSize bytes each at

@@ -179,16 +179,28 @@ local function premove(b, d)
   local g2, p2 = rv(b, e)
   return string.sub(b, 1, s - 1) .. wv(cur - prev + g2) .. string.sub(b, p2)
 end
--- A posting list of at most 64 bytes is a field t of the bucket hash hk
--- (a compact listpack); a longer one is the string k.
-local function pshort(hk, t, b)
-  if b == '' then
-    redis.call('HDEL', hk, t)
-  elseif #b <= 64 then
+-- A posting list of at most 128 bytes lives in the bucket hash hk (each
+-- value at most 64 bytes keeps it a compact listpack): its first 64 bytes
+-- as field t, the rest, if any, as field t .. '\0'; a longer one is the
+-- string k. sget reads a list from the bucket (nil when absent).
+local function sget(hk, t)
+  local b = redis.call('HGET', hk, t)
+  if b and #b == 64 then b = b .. (redis.call('HGET', hk, t .. '\0') or '') end
+  return b
+end
+-- pshort keeps b, the list that was was bytes long in the bucket, there;
+-- false when it is too long (the caller moves it to its own key).
+local function pshort(hk, t, b, was)
+  local t2 = t .. '\0'
+  if b == '' or #b > 128 then
+    if was > 64 then redis.call('HDEL', hk, t, t2) elseif was > 0 then redis.call('HDEL', hk, t) end
+    return b == ''
+  end
+  if #b <= 64 then
     redis.call('HSET', hk, t, b)
+    if was > 64 then redis.call('HDEL', hk, t2) end
   else
-    redis.call('HDEL', hk, t)
-    return false
+    redis.call('HSET', hk, t, string.sub(b, 1, 64), t2, string.sub(b, 65))
   end
   return true
 end
@@ -196,8 +208,9 @@ local function padd(k, hk, t, first, last, chunk)
   local n = redis.call('STRLEN', k)
   if n == 0 then
     -- (A new list: an empty one, largest doc id 0; doc ids start at 1.)
-    local b = pmerge(redis.call('HGET', hk, t) or hdr(0), first, last, chunk)
-    if not pshort(hk, t, b) then redis.call('SET', k, b) end
+    local old = sget(hk, t)
+    local b = pmerge(old or hdr(0), first, last, chunk)
+    if not pshort(hk, t, b, old and #old or 0) then redis.call('SET', k, b) end
     return
   end
   if n >= 4096 then
@@ -218,10 +231,10 @@ local function prem(k, hk, t, d)
     if nb == '' then redis.call('DEL', k) elseif nb then redis.call('SET', k, nb) end
     return
   end
-  b = redis.call('HGET', hk, t)
+  b = sget(hk, t)
   if b then
     local nb = premove(b, d)
-    if nb then pshort(hk, t, nb) end
+    if nb then pshort(hk, t, nb, #b) end
   end
 end
 -- fields splits a QA's share (agg.go shareOf) into its 17 fields ('' for

@@ -205,14 +205,14 @@ func distinctTerms(all []string) []string {
 type termCmds struct {
 	terms []string
 	posts []*redis.StringCmd
-	short []*redis.StringCmd
+	short []*redis.SliceCmd
 }
 
 func (s *Store) queueTerms(ctx context.Context, pipe redis.Pipeliner, sc *scope, terms []string) *termCmds {
 	c := &termCmds{terms: terms}
 	for _, t := range terms {
 		c.posts = append(c.posts, pipe.Get(ctx, s.k.post(sc.owner, sc.name, t)))
-		c.short = append(c.short, pipe.HGet(ctx, s.k.postBucket(sc.owner, sc.name, t), t))
+		c.short = append(c.short, pipe.HMGet(ctx, s.k.postBucket(sc.owner, sc.name, t), shortFields(t)...))
 	}
 	return c
 }
@@ -223,10 +223,9 @@ func (c *termCmds) read() (map[string]*plist, error) {
 	for i, t := range c.terms {
 		v, err := c.posts[i].Result()
 		if errors.Is(err, redis.Nil) {
-			v, err = c.short[i].Result()
-		}
-		if errors.Is(err, redis.Nil) {
-			v, err = "", nil
+			var parts []any
+			parts, err = c.short[i].Result()
+			v = shortList(parts)
 		}
 		if err != nil {
 			return nil, err
