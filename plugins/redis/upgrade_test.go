@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -47,8 +48,9 @@ func jsonRecord(tb testing.TB, v string) string {
 
 // TestUpgradeFromJSONRecords: a store whose records are JSON alone and
 // whose qa_id index is in oldIDBuckets buckets (as the earlier layout
-// wrote them) reads, lists, searches and validates the same after the
-// upgrade; the index's claims are merged (another project's import under
+// wrote them), and whose posting lists of 65–128 bytes are keys of their
+// own, reads, lists, searches, validates, adds and deletes the same after
+// the upgrade; the index's claims are merged (another project's import under
 // an id it holds is refused) and the old buckets deleted; a write
 // rewrites its record with the leading fields.
 func TestUpgradeFromJSONRecords(t *testing.T) {
@@ -120,6 +122,26 @@ func TestUpgradeFromJSONRecords(t *testing.T) {
 	if err := s.rdb.Set(ctx, s.k.idsBuilt(), "1", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
+	var longer []string // the lists of 65–128 bytes: their own keys
+	for n := range postBuckets {
+		bucket := s.k.tag(p) + "ps:" + ownScope + ":" + strconv.Itoa(n)
+		fields, err := s.rdb.HGetAll(ctx, bucket).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for f, rest := range fields {
+			term, ok := strings.CutSuffix(f, "\x00")
+			if !ok {
+				continue
+			}
+			s.rdb.Set(ctx, s.k.post(p, ownScope, term), fields[term]+rest, 0)
+			s.rdb.HDel(ctx, bucket, shortFields(term)...)
+			longer = append(longer, term)
+		}
+	}
+	if !slices.Contains(longer, "wombat") {
+		t.Fatalf("the list of wombat is not in two fields of its bucket (two-field lists: %v)", longer)
+	}
 
 	s2 := openPrefix(t, url, prefix, WithClock(clock))
 	for _, id := range ids {
@@ -149,7 +171,33 @@ func TestUpgradeFromJSONRecords(t *testing.T) {
 		t.Errorf("a validated record is not rewritten with its leading fields: %q", v)
 	}
 
+	// The lists in their own keys take new postings and lose old ones.
+	added, err := s2.RecordCandidate(ctx, core.CandidateRequest{ProjectID: p, Question: "How do I groom a sleepy wombat before the show?", Answer: "wombat nap first, then the soft comb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Delete(ctx, p, ids[3]); err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	ms, err = s2.Search(ctx, core.SearchRequest{ProjectID: p, Query: "groom wombat show soft comb sleepy", Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		found[m.QAID] = true
+	}
+	if !found[added.QAID] || found[ids[3]] || !found[ids[4]] {
+		t.Errorf("search after a write to lists of the earlier layout: new %v, deleted %v, kept %v", found[added.QAID], found[ids[3]], found[ids[4]])
+	}
+	if n := s2.rdb.Exists(ctx, s2.k.post(p, ownScope, "wombat")).Val(); n != 1 {
+		t.Errorf("the list of wombat left its own key")
+	}
+
 	for _, id := range ids {
+		if id == ids[3] {
+			continue // deleted: its id is free
+		}
 		err := s2.Import(ctx, []core.Record{{ProjectID: "up-b", QAID: id, Question: "Who took this id?", Answer: "another project"}})
 		if !errors.Is(err, core.ErrConflict) {
 			t.Fatalf("import of %s, an id of %s, into another project: %v, want ErrConflict", id, p, err)
