@@ -58,7 +58,8 @@ func (k keys) idsBucket(n int) string { return k.prefix + ":ids:" + strconv.Itoa
 // projects is the set of project ids the store holds.
 func (k keys) projects() string { return k.prefix + ":projects" }
 
-// qa is a QA record: "<version>\n<json>" (see codec.go).
+// qa is a QA record: "<version>\n", its leading fields and the JSON of
+// the others (stored.encode in codec.go).
 func (k keys) qa(p, id string) string { return k.tag(p) + "qa:" + id }
 
 // docs maps document ids (decimal) to "<qa_id> <created_at ms, base 36>"

@@ -12,26 +12,31 @@ import (
 )
 
 // TestMemoryPerQA reports Redis memory per QA at 10k QAs (INFO memory
-// delta on a private server, and MEMORY USAGE per kind of key).
+// delta on a private server, dataMemory, and MEMORY USAGE per kind of
+// key).
 func TestMemoryPerQA(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads 10k QAs")
 	}
 	const n = 10_000
 	per, raw, kinds := measureMemory(t, n)
+	usage := float64(kinds["memory usage"]) / n
+	withStats := float64(kinds["info with command statistics"]) / n
 	var parts []string
 	for _, k := range []string{"records", "postings", "posting payload", "id indexes", "statistics", "shares", "sets", "other"} {
 		parts = append(parts, fmt.Sprintf("%s %.0f B", k, float64(kinds[k])/n))
 	}
-	t.Logf("%d QAs: %.0f bytes/QA in Redis, raw question+answer %.0f bytes/QA, ratio %.2f× (%s)", n, per, raw, per/raw, strings.Join(parts, ", "))
-	// SPEC §9 asks for at most 3× the raw text, index included; the
-	// layout measures 3.41× at 10k, the kept project statistics ~105 B/QA
-	// of it; without them 3.04× (the records and indexes, whose fixed
-	// bucket counts weigh most on a small store). docs/PERFORMANCE.md
-	// reports the target as not met at 10k. This bound keeps the layout
-	// from growing unnoticed.
-	const bound = 3.5
-	if per/raw > bound {
-		t.Errorf("memory per QA is %.2f× the raw text, over this layout's %.1f× (3.41× when measured; SPEC §9 asks 3×)", per/raw, bound)
+	t.Logf("%d QAs, raw question+answer %.0f bytes/QA: INFO used_memory %.0f bytes/QA = %.2f× (%.0f = %.2f× with the command statistics and slow log of the load), MEMORY USAGE %.0f bytes/QA = %.2f× (%s)",
+		n, raw, per, per/raw, withStats, withStats/raw, usage, usage/raw, strings.Join(parts, ", "))
+	// SPEC §9 asks for at most 3× the raw text, index included, which the
+	// layout meets at 10k by both measures (2.9× when measured).
+	const bound = 3.0
+	for _, m := range []struct {
+		name string
+		per  float64
+	}{{"INFO used_memory", per}, {"MEMORY USAGE", usage}} {
+		if m.per/raw > bound {
+			t.Errorf("memory per QA by %s is %.2f× the raw text, over SPEC §9's %.1f×", m.name, m.per/raw, bound)
+		}
 	}
 }
