@@ -49,9 +49,8 @@ func (t *docTable) get(doc uint64) (memDoc, bool) {
 // set stores md (not nil) as doc's entry, which must be absent.
 func (t *docTable) set(doc uint64, md memDoc) {
 	t.n++
-	if doc >= uint64(len(t.dense)) && doc < uint64(2*t.n+denseSlack) {
-		t.dense = slices.Grow(t.dense, int(doc)+1-len(t.dense))
-		t.dense = t.dense[:doc+1]
+	if limit := uint64(2*t.n + denseSlack); doc >= uint64(len(t.dense)) && doc < limit {
+		t.grow(int(max(doc+1, min(2*uint64(len(t.dense)), limit))))
 	}
 	if doc < uint64(len(t.dense)) {
 		t.dense[doc] = md
@@ -61,6 +60,18 @@ func (t *docTable) set(doc uint64, md memDoc) {
 		t.far = map[uint64]memDoc{}
 	}
 	t.far[doc] = md
+}
+
+// grow lengthens the slice to n entries, moving there the entries of the
+// map it now covers.
+func (t *docTable) grow(n int) {
+	t.dense = slices.Grow(t.dense, n-len(t.dense))[:n]
+	for doc, md := range t.far {
+		if doc < uint64(n) {
+			t.dense[doc] = md
+			delete(t.far, doc)
+		}
+	}
 }
 
 // del removes doc's entry, which must be present.

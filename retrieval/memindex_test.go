@@ -169,4 +169,15 @@ func TestMemIndexDocIDs(t *testing.T) {
 	if got := postingsOf(t, m, "nginx"); !slices.Equal(got, []uint64{0, 5000, 1<<64 - 1}) {
 		t.Errorf("postings(nginx) = %v", got)
 	}
+	// Enough documents for the slice to cover 5000, which was put in the
+	// map: it must still be found.
+	for d := uint64(10); d < 4500; d++ {
+		m.Add(d, "filler", "text")
+	}
+	if got := freqs(); len(got) != len(docs)-2 || got[5000] != (TF{1, 0}) {
+		t.Errorf("after the slice grew: TermFreqs %v", got)
+	}
+	if !m.Remove(5000) || m.Remove(5000) {
+		t.Error("Remove(5000) twice after the slice grew: want true then false")
+	}
 }
