@@ -4,6 +4,7 @@ package retrieval
 
 import (
 	"cmp"
+	mathbits "math/bits"
 	"slices"
 )
 
@@ -373,5 +374,90 @@ func down(h []Hit, i int) {
 		}
 		h[i], h[worst] = h[worst], h[i]
 		i = worst
+	}
+}
+
+// rangeBits sets the width of the document ranges scoreSorted scores one
+// at a time: 4,096 documents, whose scores (32 KiB) stay in the L1 cache.
+const rangeBits = 12
+
+// rangeBuf holds the scores of one range, by doc − base, and a bit per
+// document that has one; all zero between uses.
+type rangeBuf struct {
+	score [1 << rangeBits]float64
+	has   [1 << rangeBits / 64]uint64
+}
+
+// scoreSorted returns best(k, floor) of the accumulator that adding
+// idfs[i]·sat.of(p) for every posting p of lists[i], list after list,
+// would fill: the same documents with the same scores, bit for bit (each
+// document's contributions are added in the same order: list after
+// list). The lists must be sorted by Doc. Instead of a hash table it
+// scores the documents range by range, in a small array indexed by doc,
+// and needs no table as large as the postings: a document's range is
+// read from every list before the next range is.
+func (s *Scorer) scoreSorted(lists [][]Posting, idfs []float64, sat *saturation, k int, floor float64) []Hit {
+	const width = 1 << rangeBits
+	buf, _ := s.ranges.Get().(*rangeBuf)
+	if buf == nil {
+		buf = new(rangeBuf)
+	}
+	defer s.ranges.Put(buf)
+	var curBuf [64]int
+	cur := curBuf[:0]
+	if len(lists) > len(curBuf) {
+		cur = make([]int, 0, len(lists))
+	}
+	cur = cur[:len(lists)]
+	clear(cur)
+	var h []Hit
+	if k > 0 {
+		h = make([]Hit, 0, k)
+	}
+	thr := floor
+	for {
+		// The next range: the one of the least document not read yet.
+		lo, more := uint64(0), false
+		for i, l := range lists {
+			if c := cur[i]; c < len(l) && (!more || l[c].Doc < lo) {
+				lo, more = l[c].Doc, true
+			}
+		}
+		if !more {
+			return h
+		}
+		base := lo &^ (width - 1)
+		for i, l := range lists {
+			idf, c := idfs[i], cur[i]
+			for ; c < len(l); c++ {
+				p := &l[c]
+				off := p.Doc - base
+				if off >= width {
+					break
+				}
+				if v := sat.of(p.TF, p.Len); v > 0 {
+					buf.score[off] += idf * v
+					buf.has[off>>6] |= 1 << (off & 63)
+				}
+			}
+			cur[i] = c
+		}
+		for w, bits := range buf.has {
+			for bits != 0 {
+				off := w<<6 | mathbits.TrailingZeros64(bits)
+				bits &= bits - 1
+				score := buf.score[off]
+				buf.score[off] = 0
+				if score < thr {
+					continue
+				}
+				if k <= 0 {
+					h = append(h, Hit{Doc: base + uint64(off), Score: score})
+					continue
+				}
+				h, thr = pushBest(h, k, accSlot{doc: base + uint64(off), score: score}, thr)
+			}
+			buf.has[w] = 0
+		}
 	}
 }

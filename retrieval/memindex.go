@@ -18,7 +18,7 @@ type MemIndex struct {
 
 	mu    sync.RWMutex
 	ids   map[string]uint32 // term → id
-	post  [][]Posting       // by term id
+	post  [][]Posting       // by term id, each sorted by Doc
 	docs  docTable
 	stats Stats
 }
@@ -143,13 +143,26 @@ func (m *MemIndex) AddDoc(doc uint64, d Doc) {
 	for i, p := range ps {
 		md[memDocHead+i] = p.id
 		copy(md[memDocHead+len(ps)+i*NumFields:], p.tf[:])
-		m.post[p.id] = append(m.post[p.id], Posting{Doc: doc, TF: p.tf, Len: d.Len})
+		m.post[p.id] = insertPosting(m.post[p.id], Posting{Doc: doc, TF: p.tf, Len: d.Len})
 	}
 	m.docs.set(doc, md)
 	m.stats.Docs++
 	for f := range NumFields {
 		m.stats.TotalLen[f] += int64(d.Len[f])
 	}
+}
+
+// postingDoc compares a posting's document with doc.
+func postingDoc(p Posting, doc uint64) int { return cmp.Compare(p.Doc, doc) }
+
+// insertPosting inserts p into ps, a list sorted by Doc without p.Doc: an
+// append when documents are added in order, as they mostly are.
+func insertPosting(ps []Posting, p Posting) []Posting {
+	if n := len(ps); n == 0 || ps[n-1].Doc < p.Doc {
+		return append(ps, p)
+	}
+	i, _ := slices.BinarySearchFunc(ps, p.Doc, postingDoc)
+	return slices.Insert(ps, i, p)
 }
 
 // Remove deletes doc from the index and reports whether it was there.
@@ -166,9 +179,8 @@ func (m *MemIndex) removeLocked(doc uint64) bool {
 	}
 	for _, id := range md.terms() {
 		ps := m.post[id]
-		if i := slices.IndexFunc(ps, func(p Posting) bool { return p.Doc == doc }); i >= 0 {
-			ps[i] = ps[len(ps)-1]
-			m.post[id] = ps[:len(ps)-1]
+		if i, ok := slices.BinarySearchFunc(ps, doc, postingDoc); ok {
+			m.post[id] = slices.Delete(ps, i, i+1)
 		}
 	}
 	m.docs.del(doc)
@@ -245,6 +257,29 @@ func (m *MemIndex) scanPostings(ctx context.Context, term string, fn func([]Post
 		fn(m.post[id])
 	}
 	return nil
+}
+
+// withLists returns fn's hits for the posting lists of the terms of qts
+// (sorted by Doc, as the index keeps them; empty for a term no document
+// holds) and their weights, under the read lock: fn must not keep the
+// lists. The context is checked before, not during, fn.
+func (m *MemIndex) withLists(ctx context.Context, qts []queryTerm, fn func(lists [][]Posting, idfs []float64) []Hit) ([]Hit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var listBuf [64][]Posting
+	var idfBuf [64]float64
+	lists, idfs := listBuf[:0], idfBuf[:0]
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, q := range qts {
+		var ps []Posting
+		if id, ok := m.ids[q.term]; ok {
+			ps = m.post[id]
+		}
+		lists, idfs = append(lists, ps), append(idfs, q.idf)
+	}
+	return fn(lists, idfs), nil
 }
 
 // TermFreqs implements TermFreqReader.

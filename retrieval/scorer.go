@@ -21,6 +21,7 @@ type Scorer struct {
 	pools  [48]sync.Pool             // *accum by log2 of table size
 	blocks sync.Pool                 // *[blockSize]Posting: Postings buffered in blocks
 	norms  atomic.Pointer[normTable] // the last saturation table made
+	ranges sync.Pool                 // *rangeBuf: scoreSorted's range
 }
 
 // NewScorer returns a scorer using a to analyse queries.
@@ -189,26 +190,55 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 	if s.p.CJKCoord > 0 && share > 0 {
 		coord = s.p.CJKCoord * share
 	}
-	acc := s.getAccum(int(min(cum, st.Docs)), coord > 0)
-	defer s.putAccum(acc)
-	// (One closure for all the terms: it escapes to the Source.)
-	var idf float64
-	add := func(ps []Posting) {
-		acc.addPostings(ps, idf, &sat)
+	// The candidates: the k best (all when k ≤ 0) at floor or above, or,
+	// with terms deferred, the RescoreDepth best of the terms read that
+	// can still reach it.
+	K, candFloor := k, floor
+	if scan < len(qts) {
+		K, candFloor = max(s.p.RescoreDepth, k, 1), max(floor-sumIDF(qts[scan:]), 0)
 	}
-	for _, q := range qts[:scan] {
-		idf = q.idf
-		err := s.scanBlocks(ctx, src, q.term, add)
+	var cands []Hit
+	var acc *accum
+	if m, ok := src.(*MemIndex); ok && coord == 0 {
+		// Its lists are sorted by Doc: scored range by range, in a small
+		// array rather than a hash table (coordination, which needs each
+		// document's coverage, goes through the table).
+		cands, err = m.withLists(ctx, qts[:scan], func(lists [][]Posting, idfs []float64) []Hit {
+			return s.scoreSorted(lists, idfs, &sat, K, candFloor)
+		})
 		if err != nil {
 			return nil, err
 		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
+		if scan == len(qts) {
+			for i := range cands {
+				cands[i].Relevance = rc.of(cands[i].Score)
+			}
+			sortHits(cands)
+			return above(cands, minRelevance), nil
 		}
-	}
-	if scan == len(qts) {
-		acc.coordinate(k, coord, norm)
-		return above(acc.top(k, rc, floor), minRelevance), nil
+	} else {
+		acc = s.getAccum(int(min(cum, st.Docs)), coord > 0)
+		defer s.putAccum(acc)
+		// (One closure for all the terms: it escapes to the Source.)
+		var idf float64
+		add := func(ps []Posting) {
+			acc.addPostings(ps, idf, &sat)
+		}
+		for _, q := range qts[:scan] {
+			idf = q.idf
+			err := s.scanBlocks(ctx, src, q.term, add)
+			if err != nil {
+				return nil, err
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		if scan == len(qts) {
+			acc.coordinate(k, coord, norm)
+			return above(acc.top(k, rc, floor), minRelevance), nil
+		}
+		cands = acc.best(K, candFloor)
 	}
 
 	// Score the deferred terms for the RescoreDepth best candidates that
@@ -218,7 +248,6 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 	// top k, and is dropped. A source that walks a list per term is asked
 	// for one term at a time, heaviest first, with the drop in between
 	// (MaxScore); the result is the same either way.
-	cands := acc.best(max(s.p.RescoreDepth, k, 1), max(floor-sumIDF(qts[scan:]), 0))
 	var covs []float64
 	if coord > 0 {
 		covs = make([]float64, len(cands))

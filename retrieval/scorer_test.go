@@ -506,6 +506,76 @@ func TestSearchMemIndexFastPathSameAsPostings(t *testing.T) {
 	}
 }
 
+// TestSearchRangesSameAsTable compares the range-by-range scoring of a
+// MemIndex's sorted lists (scoreSorted) with the hash table that every
+// other Source fills, bit for bit: documents with ids spread over many
+// ranges, small and huge, added out of order, replaced and removed; top
+// k and all, with and without a floor, with terms deferred and without.
+func TestSearchRangesSameAsTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	vocab := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau")
+	z := rand.NewZipf(r, 1.1, 1, uint64(len(vocab)-1))
+	text := func(n int) string {
+		ws := make([]string, n)
+		for i := range ws {
+			ws[i] = vocab[z.Uint64()]
+		}
+		return strings.Join(ws, " ")
+	}
+	idx := NewMemIndex(NewAnalyzer())
+	var ids []uint64
+	for i := range 3000 {
+		var doc uint64
+		switch i % 4 {
+		case 0:
+			doc = r.Uint64N(20000) // several ranges of 4,096
+		case 1:
+			doc = 1<<40 + r.Uint64N(1<<20)
+		case 2:
+			doc = 1<<64 - 1 - r.Uint64N(10000) // the last range
+		default:
+			doc = r.Uint64()
+		}
+		ids = append(ids, doc)
+		idx.Add(doc, text(2+r.IntN(6)), text(r.IntN(20)))
+	}
+	for range 300 { // replaced (moved within their lists) and removed
+		doc := ids[r.IntN(len(ids))]
+		if r.IntN(2) == 0 {
+			idx.Add(doc, text(3), text(5))
+		} else {
+			idx.Remove(doc)
+		}
+	}
+	budget := DefaultParams()
+	budget.PostingBudget, budget.RescoreDepth = 300, 20
+	for _, p := range []Params{DefaultParams(), budget} {
+		s := NewScorer(NewAnalyzer(), p)
+		for range 60 {
+			q := text(2 + r.IntN(6))
+			for _, k := range []int{0, 1, 10} {
+				for _, minRel := range []float64{0, 0.2} {
+					a, err := s.SearchMin(context.Background(), idx, q, k, minRel)
+					if err != nil {
+						t.Fatal(err)
+					}
+					b, err := s.SearchMin(context.Background(), postingsOnly{idx}, q, k, minRel)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Equal(a, b) {
+						i := 0
+						for i < min(len(a), len(b)) && a[i] == b[i] {
+							i++
+						}
+						t.Fatalf("%q k %d min %v budget %d: ranges %d hits, table %d, first difference at %d: %v vs %v", q, k, minRel, p.PostingBudget, len(a), len(b), i, a[i:min(i+2, len(a))], b[i:min(i+2, len(b))])
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestSearchTopKMatchesFullRankingCJK(t *testing.T) {
 	// Many documents share characters with every query, so the exact path
 	// coordinates only the scores that can reach the top k.
