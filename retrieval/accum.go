@@ -281,7 +281,13 @@ func (a *accum) best(k int, floor float64) []Hit {
 // it to save work): best offers the heap only those, instead of most of
 // the table with the heap's early threshold.
 func (a *accum) estimate(k int) float64 {
-	n := len(a.touched)
+	return estimate(len(a.touched), k, func(i int) float64 { return a.slots[a.touched[i]].score })
+}
+
+// estimate returns a score that about 1.5·k of n scores reach, from a
+// systematic sample of them (score(i) is the i-th), or 0 when they are too
+// few for it to save work.
+func estimate(n, k int, score func(int) float64) float64 {
 	if k < 16 || n <= 4*k {
 		return 0
 	}
@@ -290,7 +296,7 @@ func (a *accum) estimate(k int) float64 {
 	// The r best of the sample, best first (r is small: k/(n/2k)).
 	best := make([]float64, 0, r)
 	for i := 0; i < n; i += step {
-		v := a.slots[a.touched[i]].score
+		v := score(i)
 		if len(best) == r {
 			if v <= best[r-1] {
 				continue
@@ -308,6 +314,27 @@ func (a *accum) estimate(k int) float64 {
 		return 0
 	}
 	return best[r-1]
+}
+
+// bestSlots returns the k best of scored (k > 0), each at floor or above,
+// in no particular order: as best does for the table.
+func bestSlots(scored []accSlot, k int, floor float64) []Hit {
+	h := make([]Hit, 0, min(k, len(scored)))
+	heap := func(thr float64) {
+		for _, s := range scored {
+			if s.score >= thr {
+				h, thr = pushBest(h, k, s, thr)
+			}
+		}
+	}
+	if t := estimate(len(scored), k, func(i int) float64 { return scored[i].score }); t > floor {
+		if heap(t); len(h) == k {
+			return h // k at t or above: the k best are among them
+		}
+		h = h[:0]
+	}
+	heap(floor)
+	return h
 }
 
 // heap adds to h (empty, capacity k) the k best documents whose score is
@@ -382,10 +409,12 @@ func down(h []Hit, i int) {
 const rangeBits = 12
 
 // rangeBuf holds the scores of one range, by doc − base, and a bit per
-// document that has one; all zero between uses.
+// document that has one (all zero between uses), and the documents scored
+// so far.
 type rangeBuf struct {
-	score [1 << rangeBits]float64
-	has   [1 << rangeBits / 64]uint64
+	score  [1 << rangeBits]float64
+	has    [1 << rangeBits / 64]uint64
+	scored []accSlot
 }
 
 // scoreSorted returns best(k, floor) of the accumulator that adding
@@ -410,11 +439,11 @@ func (s *Scorer) scoreSorted(lists [][]Posting, idfs []float64, sat *saturation,
 	}
 	cur = cur[:len(lists)]
 	clear(cur)
-	var h []Hit
-	if k > 0 {
-		h = make([]Hit, 0, k)
-	}
-	thr := floor
+	// Every document at floor or above, then the k best of them (with k ≤ 0,
+	// all: straight into the result).
+	var all []Hit
+	scored := buf.scored[:0]
+	defer func() { buf.scored = scored[:0] }()
 	for {
 		// The next range: the one of the least document not read yet.
 		lo, more := uint64(0), false
@@ -424,7 +453,10 @@ func (s *Scorer) scoreSorted(lists [][]Posting, idfs []float64, sat *saturation,
 			}
 		}
 		if !more {
-			return h
+			if k <= 0 {
+				return all
+			}
+			return bestSlots(scored, k, floor)
 		}
 		base := lo &^ (width - 1)
 		for i, l := range lists {
@@ -448,14 +480,13 @@ func (s *Scorer) scoreSorted(lists [][]Posting, idfs []float64, sat *saturation,
 				bits &= bits - 1
 				score := buf.score[off]
 				buf.score[off] = 0
-				if score < thr {
-					continue
+				switch {
+				case score < floor:
+				case k <= 0:
+					all = append(all, Hit{Doc: base + uint64(off), Score: score})
+				default:
+					scored = append(scored, accSlot{doc: base + uint64(off), score: score})
 				}
-				if k <= 0 {
-					h = append(h, Hit{Doc: base + uint64(off), Score: score})
-					continue
-				}
-				h, thr = pushBest(h, k, accSlot{doc: base + uint64(off), score: score}, thr)
 			}
 			buf.has[w] = 0
 		}

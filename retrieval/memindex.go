@@ -222,6 +222,24 @@ func (m *MemIndex) DocFreq(ctx context.Context, term string) (int64, error) {
 	return int64(len(m.post[id])), nil
 }
 
+// docFreqs appends to dfs the DocFreq of each term of qts, read under one
+// lock.
+func (m *MemIndex) docFreqs(ctx context.Context, qts []queryTerm, dfs []int64) ([]int64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, q := range qts {
+		var df int64
+		if id, ok := m.ids[q.term]; ok {
+			df = int64(len(m.post[id]))
+		}
+		dfs = append(dfs, df)
+	}
+	return dfs, nil
+}
+
 // Postings implements Source.
 func (m *MemIndex) Postings(ctx context.Context, term string, fn func(Posting) bool) error {
 	if err := ctx.Err(); err != nil {

@@ -127,12 +127,13 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 	markDigitGroups(qts)
 	var norm, cjk float64
 	found := 0 // qts[:found]: the terms some document holds
-	for _, q := range qts {
-		df, err := src.DocFreq(ctx, q.term)
-		if err != nil {
-			return nil, err
-		}
-		df = min(max(df, 0), st.Docs)
+	var dfBuf [64]int64
+	dfs, err := docFreqs(ctx, src, qts, dfBuf[:0])
+	if err != nil {
+		return nil, err
+	}
+	for i, q := range qts {
+		df := min(max(dfs[i], 0), st.Docs)
 		w, isCJK := s.p.termIDF(q.term, n, float64(df))
 		w *= s.p.repeatWeight(q.n)
 		if q.digits && s.p.CompoundWeight > 0 {
@@ -325,6 +326,22 @@ func bestSorted(hits []Hit, k int) []Hit {
 	hits = hits[:k]
 	sortHits(hits)
 	return hits
+}
+
+// docFreqs appends to dfs the document frequency of each term of qts: a
+// *MemIndex looks them all up under one lock.
+func docFreqs(ctx context.Context, src Source, qts []queryTerm, dfs []int64) ([]int64, error) {
+	if m, ok := src.(*MemIndex); ok {
+		return m.docFreqs(ctx, qts, dfs)
+	}
+	for _, q := range qts {
+		df, err := src.DocFreq(ctx, q.term)
+		if err != nil {
+			return nil, err
+		}
+		dfs = append(dfs, df)
+	}
+	return dfs, nil
 }
 
 // rarer is the order of a search's terms: by df, then term.

@@ -395,6 +395,18 @@ func TestAccumBestIsTopK(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Fatalf("round %d, %d docs, k %d, floor %v: best differs from the full sort (%d vs %d hits)", round, len(all), k, floor, len(got), len(want))
 			}
+			scored := make([]accSlot, 0, len(all))
+			for _, h := range all {
+				if h.Score >= floor {
+					scored = append(scored, accSlot{doc: h.Doc, score: h.Score})
+				}
+			}
+			rng.Shuffle(len(scored), func(i, j int) { scored[i], scored[j] = scored[j], scored[i] })
+			got = bestSlots(scored, k, floor)
+			sortHits(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("round %d, %d docs, k %d, floor %v: bestSlots differs from the full sort (%d vs %d hits)", round, len(all), k, floor, len(got), len(want))
+			}
 		}
 		sc.putAccum(a)
 	}
