@@ -7,6 +7,7 @@ package retrieval
 import (
 	"cmp"
 	"context"
+	"hash/maphash"
 	"math"
 	"slices"
 	"sync"
@@ -549,30 +550,46 @@ func allDigits(s string) bool {
 // countTerms appends to qts the distinct terms of ts, first occurrences
 // in order, each with n, the number of times it occurs in ts.
 func countTerms(qts []queryTerm, ts []string) []queryTerm {
-	if len(ts) <= 32 {
-	outer:
+	if len(ts) > countSlots/2 {
+		at := make(map[string]int, len(ts))
 		for _, t := range ts {
-			for i := range qts {
-				if qts[i].term == t {
-					qts[i].n++
-					continue outer
-				}
+			if i, ok := at[t]; ok {
+				qts[i].n++
+				continue
 			}
+			at[t] = len(qts)
 			qts = append(qts, queryTerm{term: t, n: 1})
 		}
 		return qts
 	}
-	at := make(map[string]int, len(ts))
+	// An open-addressing table of positions in qts (plus one; 0: empty),
+	// on the stack.
+	var slots [countSlots]uint8
+	base := len(qts)
 	for _, t := range ts {
-		if i, ok := at[t]; ok {
-			qts[i].n++
-			continue
+		i := maphash.String(countSeed, t) & (countSlots - 1)
+		for {
+			j := slots[i]
+			if j == 0 {
+				slots[i] = uint8(len(qts) - base + 1)
+				qts = append(qts, queryTerm{term: t, n: 1})
+				break
+			}
+			if q := &qts[base+int(j)-1]; q.term == t {
+				q.n++
+				break
+			}
+			i = (i + 1) & (countSlots - 1)
 		}
-		at[t] = len(qts)
-		qts = append(qts, queryTerm{term: t, n: 1})
 	}
 	return qts
 }
+
+// countSlots is the size of countTerms' table: up to half as many terms.
+const countSlots = 256
+
+// countSeed seeds countTerms' hash.
+var countSeed = maphash.MakeSeed()
 
 // calib maps a query's scores to Relevance: (Score/norm)^exp. The zero
 // value maps every score to 0.

@@ -921,3 +921,32 @@ func TestCJKWeightOneScriptUnchanged(t *testing.T) {
 		t.Errorf("share of a query with 1 of its 2 weight in CJK terms at CJKWeight 1/3: %v, want 3/(3+1)", s)
 	}
 }
+
+// TestCountTerms checks countTerms, on both sides of its table's size,
+// against a count with a map: distinct terms in first-occurrence order,
+// each with its count.
+func TestCountTerms(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for round := range 300 {
+		ts := make([]string, rng.IntN(300))
+		vocab := 1 + rng.IntN(200)
+		for i := range ts {
+			ts[i] = fmt.Sprint("w", rng.IntN(vocab))
+		}
+		var want []queryTerm
+		at := map[string]int{}
+		for _, term := range ts {
+			if i, ok := at[term]; ok {
+				want[i].n++
+				continue
+			}
+			at[term] = len(want)
+			want = append(want, queryTerm{term: term, n: 1})
+		}
+		prefix := []queryTerm{{term: "kept", n: 3}}
+		got := countTerms(slices.Clone(prefix), ts)
+		if !slices.Equal(got, append(prefix, want...)) {
+			t.Fatalf("round %d (%d terms): countTerms = %v, want %v", round, len(ts), got, want)
+		}
+	}
+}
