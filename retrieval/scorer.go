@@ -7,7 +7,6 @@ package retrieval
 import (
 	"cmp"
 	"context"
-	"hash/maphash"
 	"math"
 	"slices"
 	"sync"
@@ -567,7 +566,7 @@ func countTerms(qts []queryTerm, ts []string) []queryTerm {
 	var slots [countSlots]uint8
 	base := len(qts)
 	for _, t := range ts {
-		i := maphash.String(countSeed, t) & (countSlots - 1)
+		i := termHash(t) & (countSlots - 1)
 		for {
 			j := slots[i]
 			if j == 0 {
@@ -588,8 +587,16 @@ func countTerms(qts []queryTerm, ts []string) []queryTerm {
 // countSlots is the size of countTerms' table: up to half as many terms.
 const countSlots = 256
 
-// countSeed seeds countTerms' hash.
-var countSeed = maphash.MakeSeed()
+// termHash is the FNV-1a hash of t, with its high bits folded into the
+// low ones that countTerms' table uses.
+func termHash(t string) uint64 {
+	h := uint64(14695981039346656037)
+	for k := 0; k < len(t); k++ {
+		h ^= uint64(t[k])
+		h *= 1099511628211
+	}
+	return h ^ h>>32
+}
 
 // calib maps a query's scores to Relevance: (Score/norm)^exp. The zero
 // value maps every score to 0.
