@@ -200,7 +200,7 @@ func (s *Store) AppendAudit(ctx context.Context, e core.AuditEntry) error {
 // window it belongs to. An entry's stream id is the time Redis appends it
 // (or just after the stream's last id), never refused: an id of the
 // entry's own time would be refused whenever a newer entry got there
-// first, as concurrent appends do (15-40 % of a busy project's, each then
+// first, as concurrent appends do (15-60 % of a busy project's, each then
 // sent again). The id is thus at least the entry's time minus the skew
 // between the two clocks, and Audit reads from since minus auditSkew.
 const auditSkew = time.Second
