@@ -288,7 +288,7 @@ func (a *accum) estimate(k int) float64 {
 // systematic sample of them (score(i) is the i-th), or 0 when they are too
 // few for it to save work.
 func estimate(n, k int, score func(int) float64) float64 {
-	if k < 16 || n <= 4*k {
+	if k < estimateMinK || n <= 4*k {
 		return 0
 	}
 	step := n / (2 * k)
@@ -315,6 +315,9 @@ func estimate(n, k int, score func(int) float64) float64 {
 	}
 	return best[r-1]
 }
+
+// estimateMinK is the least k estimate samples for.
+const estimateMinK = 16
 
 // bestSlots returns the k best of scored (k > 0), each at floor or above,
 // in no particular order: as best does for the table.
@@ -440,10 +443,17 @@ func (s *Scorer) scoreSorted(lists [][]Posting, idfs []float64, sat *saturation,
 	cur = cur[:len(lists)]
 	clear(cur)
 	// Every document at floor or above, then the k best of them (with k ≤ 0,
-	// all: straight into the result).
+	// all: straight into the result). For a k too small for bestSlots to
+	// sample, its heap is fed as the documents come, with the threshold it
+	// would have: the same offers, in the same order.
 	var all []Hit
 	scored := buf.scored[:0]
 	defer func() { buf.scored = scored[:0] }()
+	direct := k > 0 && k < estimateMinK
+	thr := floor
+	if direct {
+		all = make([]Hit, 0, k)
+	}
 	for {
 		// The next range: the one of the least document not read yet.
 		lo, more := uint64(0), false
@@ -453,7 +463,7 @@ func (s *Scorer) scoreSorted(lists [][]Posting, idfs []float64, sat *saturation,
 			}
 		}
 		if !more {
-			if k <= 0 {
+			if k <= 0 || direct {
 				return all
 			}
 			return bestSlots(scored, k, floor)
@@ -481,7 +491,9 @@ func (s *Scorer) scoreSorted(lists [][]Posting, idfs []float64, sat *saturation,
 				score := buf.score[off]
 				buf.score[off] = 0
 				switch {
-				case score < floor:
+				case score < thr:
+				case direct:
+					all, thr = pushBest(all, k, accSlot{doc: base + uint64(off), score: score}, thr)
 				case k <= 0:
 					all = append(all, Hit{Doc: base + uint64(off), Score: score})
 				default:
