@@ -160,8 +160,12 @@ func (s *Store) feed(b *batch) {
 }
 
 // retry runs attempt until it reports done, backing off with jitter after
-// a conflict, at most maxCommitAttempts times.
+// a conflict, at most maxCommitAttempts times; never in a store a format
+// check refused (a newer memex writes it).
 func (s *Store) retry(ctx context.Context, op string, attempt func() (bool, error)) error {
+	if err := s.refusal(); err != nil {
+		return fmt.Errorf("redis: %s: %w", op, err)
+	}
 	for i := range maxCommitAttempts {
 		done, err := attempt()
 		if err != nil {

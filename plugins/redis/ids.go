@@ -75,6 +75,9 @@ func parseClaim(v string) (project string, at time.Time) {
 // (claimValue(p, now)), before the write that creates their QAs. An id
 // another project holds is an error; bad is its index.
 func (s *Store) claimIDs(ctx context.Context, p string, ids []string, now time.Time) (bad int, err error) {
+	if err := s.refusal(); err != nil {
+		return 0, err
+	}
 	if err := s.buildIDIndex(ctx); err != nil {
 		return 0, err
 	}

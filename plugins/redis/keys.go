@@ -4,7 +4,8 @@ package redisstore
 // the namespaced store's are built in items.go).
 // All keys of project p share the hash tag {p}, so every multi-key update of
 // a project runs in one Lua script on one cluster slot. Only the project
-// registry and the qa_id index are outside any project's tag.
+// registry, the qa_id index and the format mark are outside any project's
+// tag.
 
 import (
 	"hash/fnv"
@@ -54,6 +55,11 @@ const idsLayout = "2"
 
 // idsBucket is bucket n of the qa_id index (of either layout).
 func (k keys) idsBucket(n int) string { return k.prefix + ":ids:" + strconv.Itoa(n) }
+
+// format holds the store's format version (FormatVersion, format.go), in
+// decimal, outside every project's tag: absent in a store written before
+// the mark existed.
+func (k keys) format() string { return k.prefix + ":format" }
 
 // projects is the set of project ids the store holds.
 func (k keys) projects() string { return k.prefix + ":projects" }

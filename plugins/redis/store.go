@@ -131,6 +131,9 @@ type Store struct {
 	idsMu    sync.Mutex
 	// last: the records this process last wrote, decoded (lastWritten).
 	last lastWritten
+	// refused: the store's format is newer than this package's, as the
+	// last check (checkFormat) found it; nil when it is not.
+	refused atomic.Pointer[FormatError]
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -138,6 +141,8 @@ type Store struct {
 }
 
 // New returns a store over a ready client, which the store never closes.
+// New does no I/O: Ping checks that Redis answers and that the store's
+// format is one this package reads (Open does so before it returns).
 func New(client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if client == nil {
 		return nil, fmt.Errorf("redis: new: nil client: %w", core.ErrInvalid)
@@ -354,12 +359,15 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Ping checks that Redis answers.
+// Ping checks that Redis answers and that the store's format is one this
+// package reads, marking it with FormatVersion when it has no format or a
+// lower one (checkFormat): a store written by a newer memex is refused
+// with a *FormatError.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
 		return s.wrap(ctx, "ping", err)
 	}
-	return nil
+	return s.checkFormat(ctx)
 }
 
 // wrap maps an error at the go-redis boundary to the core sentinels; no
