@@ -1,6 +1,7 @@
 package service
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -152,7 +153,7 @@ func writeJSON(c echo.Context, status int, v any) error {
 // decodeJSON decodes a request body into dst. Unknown fields are accepted
 // (the original clients send extra fields); a type error names the field.
 func decodeJSON(body []byte, dst any, emptyOK bool) error {
-	if len(strings.TrimSpace(string(body))) == 0 {
+	if len(bytes.TrimSpace(body)) == 0 {
 		if emptyOK {
 			return nil
 		}

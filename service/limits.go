@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -155,19 +156,80 @@ func (s *Server) checkPatchQuota(rec core.Record, req core.PatchRequest) error {
 
 // boundMatches keeps the leading matches whose size fits in max bytes (at
 // least one): a search answer stays bounded whatever the records hold.
+// A match's size counts its metadata as JSON; when an upper bound of every
+// match's size (jsonBound) already fits, nothing is cut and the
+// metadata is not encoded.
 func boundMatches(ms []core.Match, max int) []core.Match {
+	if matchesBound(ms) <= max {
+		return ms
+	}
 	total := 0
 	for i, m := range ms {
-		n := 512 + len(m.QAID) + len(m.Question) + len(m.Answer) + len(m.Summary) + metadataBytes(m.Metadata)
-		for _, t := range m.Tags {
-			n += len(t) + 3
-		}
-		total += n
+		total += matchSize(m, metadataBytes(m.Metadata))
 		if total > max && i > 0 {
 			return ms[:i]
 		}
 	}
 	return ms
+}
+
+// matchSize is the size boundMatches counts for m, its metadata mdBytes.
+func matchSize(m core.Match, mdBytes int) int {
+	n := 512 + len(m.QAID) + len(m.Question) + len(m.Answer) + len(m.Summary) + mdBytes
+	for _, t := range m.Tags {
+		n += len(t) + 3
+	}
+	return n
+}
+
+// matchesBound is at least the total boundMatches counts for ms (MaxInt
+// when a metadata value is of a type jsonBound does not know).
+func matchesBound(ms []core.Match) int {
+	total := 0
+	for _, m := range ms {
+		md, ok := jsonBound(m.Metadata)
+		if !ok {
+			return math.MaxInt
+		}
+		total += matchSize(m, md)
+	}
+	return total
+}
+
+// jsonBound is an upper bound of the length of v encoded by json.Marshal,
+// for the types metadata holds (what JSON decodes to, and ints); ok is
+// false for any other type. A string byte encodes to at most 6 bytes
+// (\u00XX, or \ufffd for invalid UTF-8), a number to fewer than 32.
+func jsonBound(v any) (n int, ok bool) {
+	switch v := v.(type) {
+	case nil, bool:
+		return 5, true
+	case string:
+		return 2 + 6*len(v), true
+	case float64, float32, int, int64, int32, uint, uint64, uint32:
+		return 32, true
+	case map[string]any:
+		n = 2
+		for k, e := range v {
+			en, ok := jsonBound(e)
+			if !ok {
+				return 0, false
+			}
+			n += 2 + 6*len(k) + 2 + en
+		}
+		return n, true
+	case []any:
+		n = 2
+		for _, e := range v {
+			en, ok := jsonBound(e)
+			if !ok {
+				return 0, false
+			}
+			n += en + 1
+		}
+		return n, true
+	}
+	return 0, false
 }
 
 // idemCache replays the first response of an Idempotency-Key. It is
