@@ -26,6 +26,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // EnvURL names the environment variable holding the shared test server.
@@ -124,7 +126,7 @@ func UniquePrefix(tb testing.TB) string {
 
 // Prefix returns a key prefix unique to this test (derived from its name
 // and a random suffix). Keys under it on the shared server are deleted in
-// t.Cleanup (SCAN + DEL of prefix*).
+// t.Cleanup (SCAN + UNLINK of prefix*).
 func Prefix(tb testing.TB) string {
 	tb.Helper()
 	raw := URL(tb)
@@ -137,29 +139,36 @@ func Prefix(tb testing.TB) string {
 	return p
 }
 
-// deletePrefix removes every key starting with prefix using redis-cli
-// (SCAN + DEL), so this package needs no Redis client.
+// deletePrefix removes every key starting with prefix (SCAN MATCH +
+// UNLINK, a page at a time) over a go-redis client, so every URL go-redis
+// parses cleans up, a password with or without a username included. Its
+// errors never contain the URL (it may hold a password).
 func deletePrefix(rawURL, prefix string) error {
-	cli, err := exec.LookPath("redis-cli")
+	opts, err := redis.ParseURL(rawURL)
 	if err != nil {
-		return err
+		return errors.New("the URL is not one go-redis parses")
 	}
+	client := redis.NewClient(opts)
+	defer func() { _ = client.Close() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, cli, "-u", rawURL, "--scan", "--pattern", escapeGlob(prefix)+"*").Output()
-	if err != nil {
-		return err
-	}
-	keys := strings.Fields(string(out))
-	for len(keys) > 0 {
-		n := min(len(keys), 500)
-		args := append([]string{"-u", rawURL, "UNLINK"}, keys[:n]...)
-		if err := exec.CommandContext(ctx, cli, args...).Run(); err != nil {
+	match := escapeGlob(prefix) + "*"
+	var cursor uint64
+	for {
+		keys, next, err := client.Scan(ctx, cursor, match, 500).Result()
+		if err != nil {
 			return err
 		}
-		keys = keys[n:]
+		if len(keys) > 0 {
+			if err := client.Unlink(ctx, keys...).Err(); err != nil {
+				return err
+			}
+		}
+		if next == 0 {
+			return nil
+		}
+		cursor = next
 	}
-	return nil
 }
 
 func escapeGlob(s string) string {

@@ -1,11 +1,15 @@
 package redistest
 
 import (
+	"context"
+	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // TestServerKillRestart: a private AOF server keeps an acknowledged write
@@ -77,6 +81,59 @@ func TestMissingRedisFailsOnCI(t *testing.T) {
 			t.Errorf("CI=true, no Redis: err %v, output:\n%s\nwant a failure", err, out)
 		case ci == "" && (err != nil || !strings.Contains(string(out), "--- SKIP") || !strings.Contains(string(out), "does not answer")):
 			t.Errorf("no CI, no Redis: err %v, output:\n%s\nwant a skip that says why", err, out)
+		}
+	}
+}
+
+// TestPrefixCleanupWithPassword: Prefix's cleanup deletes every key under
+// the prefix (more than one SCAN page) on a server with a password, for a
+// URL with an empty username (redis://:pw@host) and with one, and leaves
+// other keys alone; a failing cleanup's error does not contain the
+// password.
+func TestPrefixCleanupWithPassword(t *testing.T) {
+	const password = "pw:with@odd/chars"
+	s := StartServer(t, ServerOptions{Args: []string{"--requirepass", password}})
+	admin := redis.NewClient(&redis.Options{Addr: s.Addr(), Password: password})
+	t.Cleanup(func() { _ = admin.Close() })
+	ctx := context.Background()
+	if err := admin.Set(ctx, "other:key", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, user := range []string{"", "default"} {
+		raw := (&url.URL{Scheme: "redis", User: url.UserPassword(user, password), Host: s.Addr(), Path: "/0"}).String()
+		t.Setenv(EnvURL, raw)
+		var prefix string
+		t.Run("user="+user, func(t *testing.T) {
+			prefix = Prefix(t)
+			pipe := admin.Pipeline()
+			for i := range 1200 {
+				pipe.Set(ctx, prefix+":k"+strconv.Itoa(i), "v", 0)
+			}
+			if _, err := pipe.Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
+		left, err := admin.Keys(ctx, escapeGlob(prefix)+"*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(left) > 0 {
+			t.Errorf("user %q: %d keys under %s left after the test's cleanup", user, len(left), prefix)
+		}
+	}
+	if n, err := admin.Exists(ctx, "other:key").Result(); err != nil || n != 1 {
+		t.Errorf("key outside the prefix: exists %d %v, want kept", n, err)
+	}
+	wrong := (&url.URL{Scheme: "redis", User: url.UserPassword("", password+"x"), Host: s.Addr(), Path: "/0"}).String()
+	malformed := (&url.URL{Scheme: "redis", User: url.UserPassword("", password), Host: s.Addr(), Path: "/notadb"}).String()
+	for _, raw := range []string{wrong, malformed} {
+		err := deletePrefix(raw, "t:none")
+		if err == nil {
+			t.Errorf("deletePrefix with a wrong password or database: no error")
+			continue
+		}
+		if strings.Contains(err.Error(), "pw:with") || strings.Contains(err.Error(), url.QueryEscape(password)) {
+			t.Errorf("deletePrefix error contains the password: %v", err)
 		}
 	}
 }
