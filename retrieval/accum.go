@@ -190,13 +190,14 @@ func (a *accum) coordinate(k int, e, norm float64) {
 	if e <= 0 || len(a.covs) == 0 {
 		return
 	}
+	memo := newCoordMemo(norm, e)
 	var theta float64
 	if k > 0 && len(a.touched) > 8*k {
-		theta = a.threshold(k, e, norm)
+		theta = a.threshold(k, &memo)
 	}
 	for _, i := range a.touched {
 		if s := &a.slots[i]; s.score >= theta {
-			s.score *= coordFactor(a.covs[i], norm, e)
+			s.score *= memo.factor(a.covs[i])
 		}
 	}
 }
@@ -204,10 +205,10 @@ func (a *accum) coordinate(k int, e, norm float64) {
 // threshold returns a lower bound of the k-th best coordinated score (k ≤
 // len(a.touched)): the k-th best among the 4k best uncoordinated scores,
 // coordinated.
-func (a *accum) threshold(k int, e, norm float64) float64 {
+func (a *accum) threshold(k int, memo *coordMemo) float64 {
 	hs := a.top(4*k, calib{}, 0)
 	for i := range hs {
-		hs[i].Score *= coordFactor(a.coverage(hs[i].Doc), norm, e)
+		hs[i].Score *= memo.factor(a.coverage(hs[i].Doc))
 	}
 	sortHits(hs)
 	return hs[k-1].Score

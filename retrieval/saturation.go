@@ -5,6 +5,7 @@ package retrieval
 
 import (
 	"math"
+	"sync/atomic"
 )
 
 // saturation computes the BM25F term saturation of a posting.
@@ -16,8 +17,9 @@ type saturation struct {
 	norm *[NumFields][satLens]float64
 }
 
-func (s *Scorer) saturation(st Stats) saturation {
+func (s *Scorer) saturation(t *statsTables) saturation {
 	var sat saturation
+	st := t.st
 	n := float64(st.Docs)
 	for f := range NumFields {
 		avg := float64(st.TotalLen[f]) / n
@@ -30,14 +32,19 @@ func (s *Scorer) saturation(st Stats) saturation {
 		sat.w[f] = s.p.FieldWeight[f]
 	}
 	sat.k1 = s.p.K1
-	// The table depends on the statistics only: the last one made is kept
-	// for the searches that see the same (consecutive searches of one
-	// collection mostly do).
-	if t := s.norms.Load(); t != nil && t.st == st {
-		sat.norm = &t.norm
-		return sat
+	sat.norm = &t.norm
+	return sat
+}
+
+// tables returns the tables of the statistics st. They depend on the
+// statistics only: the last ones made are kept for the searches that see
+// the same (consecutive searches of one collection mostly do).
+func (s *Scorer) tables(st Stats) *statsTables {
+	if t := s.stats.Load(); t != nil && t.st == st {
+		return t
 	}
-	t := &normTable{st: st}
+	t := &statsTables{st: st}
+	sat := s.saturation(t)
 	for f := range NumFields {
 		for l := range uint32(satLens) {
 			v := sat.computeNorm(f, l)
@@ -47,16 +54,40 @@ func (s *Scorer) saturation(st Stats) saturation {
 			t.norm[f][l] = v
 		}
 	}
-	s.norms.Store(t)
-	sat.norm = &t.norm
-	return sat
+	t.idf = make([]atomic.Uint64, min(st.Docs+1, idfLens))
+	s.stats.Store(t)
+	return t
 }
 
-// normTable is the table of saturation.norm for the statistics st; it is
-// not modified once made.
-type normTable struct {
+// idfLens bounds the document frequencies whose raised idf statsTables
+// keeps.
+const idfLens = 1024
+
+// statsTables holds what searches compute from the statistics st alone:
+// the table of saturation.norm, made with the tables and not modified
+// after, and the raised idf (Params.raisedIDF) by document frequency,
+// filled as searches meet the frequencies.
+type statsTables struct {
 	st   Stats
 	norm [NumFields][satLens]float64
+	// idf[df] holds the bits of raisedIDF(Docs, df); 0 where not yet
+	// computed (a raised idf is positive).
+	idf []atomic.Uint64
+}
+
+// raisedIDF is p.raisedIDF(Docs, df), from the table when df is in it.
+// Searches sharing the tables may fill an entry at the same time: they
+// store the same bits.
+func (t *statsTables) raisedIDF(p Params, df int64) float64 {
+	if df < 0 || df >= int64(len(t.idf)) {
+		return p.raisedIDF(float64(t.st.Docs), float64(df))
+	}
+	if b := t.idf[df].Load(); b != 0 {
+		return math.Float64frombits(b)
+	}
+	v := p.raisedIDF(float64(t.st.Docs), float64(df))
+	t.idf[df].Store(math.Float64bits(v))
+	return v
 }
 
 // computeNorm is w_f/(1-b_f+b_f·l/avglen_f): field f's weight over its
@@ -107,6 +138,34 @@ func coordFactor(cov, norm, e float64) float64 {
 		return 1
 	}
 	return math.Pow(cov/full, e)
+}
+
+// coordMemo is coordFactor(cov, norm, e) for one search's norm and e,
+// remembering the factors of recent coverages by their bits: the documents
+// that match the same terms mostly have the same coverage, their idfs
+// summed in the same order.
+type coordMemo struct {
+	norm, e float64
+	filled  uint64 // bit i: slot i holds a factor
+	covs    [coordMemoSlots]uint64
+	factors [coordMemoSlots]float64
+}
+
+const coordMemoSlots = 64
+
+func newCoordMemo(norm, e float64) coordMemo { return coordMemo{norm: norm, e: e} }
+
+// factor is coordFactor(cov, m.norm, m.e).
+func (m *coordMemo) factor(cov float64) float64 {
+	b := math.Float64bits(cov)
+	i := (b * 0x9e3779b97f4a7c15) >> 58 // 64 slots
+	if m.filled&(1<<i) != 0 && m.covs[i] == b {
+		return m.factors[i]
+	}
+	f := coordFactor(cov, m.norm, m.e)
+	m.filled |= 1 << i
+	m.covs[i], m.factors[i] = b, f
+	return f
 }
 
 // idf is the BM25 inverse document frequency, always positive.

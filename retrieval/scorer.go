@@ -18,10 +18,10 @@ import (
 type Scorer struct {
 	a      *Analyzer
 	p      Params
-	pools  [48]sync.Pool             // *accum by log2 of table size
-	blocks sync.Pool                 // *[blockSize]Posting: Postings buffered in blocks
-	norms  atomic.Pointer[normTable] // the last saturation table made
-	ranges sync.Pool                 // *rangeBuf: scoreSorted's range
+	pools  [48]sync.Pool               // *accum by log2 of table size
+	blocks sync.Pool                   // *[blockSize]Posting: Postings buffered in blocks
+	stats  atomic.Pointer[statsTables] // the last statistics' tables made
+	ranges sync.Pool                   // *rangeBuf: scoreSorted's range
 }
 
 // NewScorer returns a scorer using a to analyse queries.
@@ -43,10 +43,21 @@ type queryTerm struct {
 // termIDF is the weighted idf of term t with document frequency df among n
 // documents, and whether t is a CJK term.
 func (p Params) termIDF(t string, n, df float64) (float64, bool) {
+	return p.weighTerm(t, p.raisedIDF(n, df))
+}
+
+// raisedIDF is the idf of a term with document frequency df among n
+// documents, raised to IDFExponent.
+func (p Params) raisedIDF(n, df float64) float64 {
 	v := idf(n, df)
 	if p.IDFExponent > 0 && p.IDFExponent != 1 {
 		v = math.Pow(v, p.IDFExponent)
 	}
+	return v
+}
+
+// weighTerm is termIDF from term t's raised idf v.
+func (p Params) weighTerm(t string, v float64) (float64, bool) {
 	if p.CompoundWeight > 0 && isCompound(t) {
 		v *= p.CompoundWeight
 	}
@@ -122,7 +133,7 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 	if st.Docs <= 0 {
 		return nil, nil
 	}
-	n := float64(st.Docs)
+	tabs := s.tables(st)
 	qts := countTerms(make([]queryTerm, 0, len(terms)), terms)
 	markDigitGroups(qts)
 	var norm, cjk float64
@@ -134,7 +145,7 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 	}
 	for i, q := range qts {
 		df := min(max(dfs[i], 0), st.Docs)
-		w, isCJK := s.p.termIDF(q.term, n, float64(df))
+		w, isCJK := s.p.weighTerm(q.term, tabs.raisedIDF(s.p, df))
 		w *= s.p.repeatWeight(q.n)
 		if q.digits && s.p.CompoundWeight > 0 {
 			w *= s.p.CompoundWeight
@@ -184,7 +195,7 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 		scan++
 	}
 
-	sat := s.saturation(st)
+	sat := s.saturation(tabs)
 	// Coordination: the exponent applied to the matched fraction of the
 	// query's idf mass (zero: off).
 	var coord float64
@@ -283,8 +294,9 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 		}
 	}
 	if coord > 0 {
+		memo := newCoordMemo(norm, coord)
 		for i := range cands {
-			cands[i].Score *= coordFactor(covs[i], norm, coord)
+			cands[i].Score *= memo.factor(covs[i])
 		}
 	}
 	if minRelevance > 0 {

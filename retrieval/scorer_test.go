@@ -950,3 +950,42 @@ func TestCountTerms(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsTablesAndCoordMemo checks the kept computations against the
+// functions they keep: the raised idf of every document frequency, in the
+// table and beyond it, read twice (computed, then kept), for statistics
+// that change; coordination factors of repeated and colliding coverages.
+func TestStatsTablesAndCoordMemo(t *testing.T) {
+	s := NewScorer(NewAnalyzer(), DefaultParams())
+	for _, docs := range []int64{1, 7, 300, idfLens - 1, idfLens, 5000} {
+		tabs := s.tables(Stats{Docs: docs, TotalLen: [NumFields]int64{10 * docs, 40 * docs}})
+		if s.tables(tabs.st) != tabs {
+			t.Fatalf("docs %d: the tables of the same statistics were made again", docs)
+		}
+		for range 2 {
+			for df := range docs + 1 {
+				want := s.p.raisedIDF(float64(docs), float64(df))
+				if got := tabs.raisedIDF(s.p, df); math.Float64bits(got) != math.Float64bits(want) {
+					t.Fatalf("docs %d df %d: raised idf %v, want %v", docs, df, got, want)
+				}
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 50 {
+		norm, e := 1+10*rng.Float64(), rng.Float64()
+		memo := newCoordMemo(norm, e)
+		covs := make([]float64, 200) // more than the memo's slots: collisions
+		for i := range covs {
+			covs[i] = norm * rng.Float64() / 2
+		}
+		for range 5 {
+			for _, c := range covs {
+				want := coordFactor(c, norm, e)
+				if got := memo.factor(c); math.Float64bits(got) != math.Float64bits(want) {
+					t.Fatalf("coverage %v of %v: factor %v, want %v", c, norm, got, want)
+				}
+			}
+		}
+	}
+}
