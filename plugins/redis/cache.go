@@ -112,9 +112,10 @@ func (c *indexCache) postings(owner, scope string, terms []string) (iv string, h
 		return "", nil
 	}
 	held = make([]heldList, len(terms))
+	lists, all := o.lists[scope], o.iv == neverWritten
 	for i, t := range terms {
-		l, ok := o.lists[scope][t]
-		held[i] = heldList{l, ok || o.iv == neverWritten}
+		l, ok := lists[t]
+		held[i] = heldList{l, ok || all}
 	}
 	return o.iv, held
 }
@@ -129,7 +130,7 @@ type heldList struct {
 // already stays, unless the new one has the field lengths attached and it
 // has not.
 func (c *indexCache) putLists(owner, iv, scope string, lists map[string]*plist) {
-	if c == nil || iv == "" {
+	if c == nil || iv == "" || len(lists) == 0 {
 		return
 	}
 	c.mu.Lock()

@@ -235,3 +235,62 @@ func TestIndexCacheSeesFirstWrite(t *testing.T) {
 }
 
 func sorted(s []string) []string { return slices.Sorted(slices.Values(s)) }
+
+// TestHeadMemoRepFields: reputation fields read at the record version the
+// memo is at stay current while the change feed names other records only;
+// a write of the book ("~"), a new generation (a feed that could not be
+// followed) or a read behind the memo's version leaves none current.
+func TestHeadMemoRepFields(t *testing.T) {
+	fields := []string{"sa:k1", "sd:k1", "cp:alice", "cr:alice"}
+	read := []any{"2", nil, "1.5", nil}
+	held := func(m *headMemo, hv string) (vals []any, missing []int) {
+		vals = make([]any, len(fields))
+		return vals, m.repCurrent("p", hv, fields, vals)
+	}
+	m := newHeadMemo(1 << 20)
+	m.putRep("p", "h1", fields, read) // the memo does not follow p yet
+	if _, missing := held(m, "h1"); len(missing) != len(fields) {
+		t.Fatalf("fields of an owner the memo does not follow are current: %d missing", len(missing))
+	}
+	m.advance("p", "", "h1", nil, true)
+	if _, missing := held(m, "h1"); len(missing) != len(fields) {
+		t.Fatalf("fields never read are current: %d missing", len(missing))
+	}
+	m.putRep("p", "h1", fields[:2], read[:2])
+	vals, missing := held(m, "h1")
+	if !slices.Equal(missing, []int{2, 3}) || vals[0] != "2" || vals[1] != nil {
+		t.Fatalf("after reading two fields: vals %v, missing %v", vals, missing)
+	}
+	m.putRep("p", "h1", fields, read)
+	if vals, missing := held(m, "h1"); len(missing) != 0 || !slices.Equal(vals, read) {
+		t.Fatalf("all read: vals %v, missing %v", vals, missing)
+	}
+	if _, missing := held(m, "h0"); len(missing) != len(fields) {
+		t.Error("fields are current at a version the memo is not at")
+	}
+	m.advance("p", "h1", "h2", []string{"qa1", "qa2"}, false)
+	if vals, missing := held(m, "h2"); len(missing) != 0 || !slices.Equal(vals, read) {
+		t.Errorf("a write of records only: vals %v, missing %v, want all current", vals, missing)
+	}
+	m.advance("p", "h2", "h3", []string{"qa1", "~"}, false)
+	if _, missing := held(m, "h3"); len(missing) != len(fields) {
+		t.Errorf("a write of the reputation book left %d of %d fields current", len(fields)-len(missing), len(fields))
+	}
+	m.putRep("p", "h3", fields, read)
+	m.advance("p", "h3", "h4", nil, true)
+	if _, missing := held(m, "h4"); len(missing) != len(fields) {
+		t.Errorf("a new generation left %d of %d fields current", len(fields)-len(missing), len(fields))
+	}
+	// Read after h4, put once the memo followed a write of the book to h5:
+	// maybe that write's old value.
+	m.advance("p", "h4", "h5", []string{"~"}, false)
+	m.putRep("p", "h4", fields, read)
+	if _, missing := held(m, "h5"); len(missing) != len(fields) {
+		t.Error("fields read behind the memo's version are current")
+	}
+	var off *headMemo
+	off.putRep("p", "h5", fields, read)
+	if _, missing := held(off, "h5"); len(missing) != len(fields) {
+		t.Error("a store without a memo holds fields")
+	}
+}

@@ -67,6 +67,7 @@ func BenchmarkSearchLoaded(b *testing.B) {
 			b.SetParallelism(32)
 			b.ReportAllocs()
 			b.ResetTimer()
+			done := reportCPU(b)
 			var i atomic.Int64
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
@@ -78,6 +79,7 @@ func BenchmarkSearchLoaded(b *testing.B) {
 				}
 			})
 			b.StopTimer()
+			done()
 			s.cache.mu.Lock()
 			b.ReportMetric(float64(s.cache.bytes)/(1<<20), "cacheMiB")
 			s.cache.mu.Unlock()

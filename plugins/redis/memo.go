@@ -16,6 +16,10 @@ import "sync"
 // The records are bounded by bytes in two generations (genMap): a hot
 // record outlives the turnover. They are shared: callers only read them
 // (a match gets copies of their tags and metadata, detach).
+//
+// The memo keeps the fields of each owner's reputation book that searches
+// read (repCurrent, putRep) the same way: every write of the book lists
+// "~" in the feed, which forgets them all; so does a new generation.
 type headMemo struct {
 	mu     sync.Mutex
 	heads  genMap[headKey, memoEntry]
@@ -35,7 +39,15 @@ type memoEntry struct {
 type ownerMemo struct {
 	hv  string
 	gen uint64
+	// rep holds fields of the owner's reputation book as of hv (field →
+	// value, "" for none), at most maxRepFields.
+	rep map[string]string
 }
+
+// maxRepFields bounds the reputation fields the memo keeps per owner (two
+// per evidence source or creator a search's candidates name): past it,
+// further fields are read every time.
+const maxRepFields = 4096
 
 func newHeadMemo(max int64) *headMemo {
 	if max <= 0 {
@@ -84,7 +96,8 @@ func (m *headMemo) advance(owner, from, to string, ids []string, restart bool) {
 	}
 	for _, id := range ids {
 		switch id {
-		case "~": // the reputation book: read by every search
+		case "~": // the reputation book
+			ow.rep = nil
 		case "*":
 			restart = true
 		default:
@@ -98,8 +111,68 @@ func (m *headMemo) advance(owner, from, to string, ids []string, restart bool) {
 	if restart {
 		m.gens++
 		ow.gen = m.gens
+		ow.rep = nil
 	}
 	ow.hv = to
+}
+
+// repCurrent sets vals[i] to the value of owner's reputation field
+// fields[i] where the memo holds it current at record version hv (the
+// version the memo is at), and returns the indexes of the fields it does
+// not hold.
+func (m *headMemo) repCurrent(owner, hv string, fields []string, vals []any) (missing []int) {
+	if m == nil {
+		return allIndexes(len(fields))
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ow := m.owners[owner]
+	if ow == nil || hv == "" || ow.hv != hv || ow.gen == 0 {
+		return allIndexes(len(fields))
+	}
+	for i, f := range fields {
+		v, ok := ow.rep[f]
+		switch {
+		case !ok:
+			missing = append(missing, i)
+		case v != "":
+			vals[i] = v
+		}
+	}
+	return missing
+}
+
+func allIndexes(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// putRep remembers the values of owner's reputation fields (an HMGET's
+// answer: a string or nil), read from Redis after record version hv was:
+// current when the memo is still there (as put).
+func (m *headMemo) putRep(owner, hv string, fields []string, vals []any) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ow := m.owners[owner]
+	if ow == nil || hv == "" || ow.hv != hv || ow.gen == 0 {
+		return
+	}
+	for i, f := range fields {
+		if len(ow.rep) >= maxRepFields {
+			return
+		}
+		if ow.rep == nil {
+			ow.rep = map[string]string{}
+		}
+		str, _ := vals[i].(string)
+		ow.rep[f] = str
+	}
 }
 
 // current sets out[i] to the record ids[i] of owners[i] where it is

@@ -40,14 +40,16 @@ func TestHeadMemoFollowsChanges(t *testing.T) {
 	}
 	q := core.SearchRequest{ProjectID: p, Query: "otter crack shell stone", Limit: 20, MinScore: 0.01}
 	const anyReads, allReads = -1, -2
+	var repReads int64 // reputation fields the last check's search read
 	check := func(step string, wantReads int64) {
 		t.Helper()
-		before := reader.headReads.Load()
+		before, repBefore := reader.headReads.Load(), reader.repReads.Load()
 		got, err := reader.Search(ctx, q)
 		if err != nil {
 			t.Fatal(err)
 		}
 		reads := reader.headReads.Load() - before
+		repReads = reader.repReads.Load() - repBefore
 		fresh := open()
 		want, err := fresh.Search(ctx, q)
 		if err != nil {
@@ -70,7 +72,13 @@ func TestHeadMemoFollowsChanges(t *testing.T) {
 		}
 	}
 	check("first search", allReads)
+	if repReads == 0 {
+		t.Fatal("the first search read no reputation fields: the memo's keeping of them is not tested")
+	}
 	check("nothing changed", 0)
+	if repReads != 0 {
+		t.Errorf("nothing changed: %d reputation fields read again, want 0 (the memo holds them)", repReads)
+	}
 	// Passes from several sources: one record changes each time, and at
 	// some point the creator's book too (it proves a QA), which moves the
 	// trust of every QA it created although only one record was read.
@@ -78,8 +86,16 @@ func TestHeadMemoFollowsChanges(t *testing.T) {
 	for i := range 8 {
 		before := writer.rdb.HGetAll(ctx, writer.k.rep(p)).Val()
 		validate(qas[1], "reviewer"+strconv.Itoa(i))
-		repChanged = repChanged || !maps.Equal(before, writer.rdb.HGetAll(ctx, writer.k.rep(p)).Val())
+		changed := !maps.Equal(before, writer.rdb.HGetAll(ctx, writer.k.rep(p)).Val())
+		repChanged = repChanged || changed
 		check("validated "+strconv.Itoa(i+1)+" times", 1)
+		if changed && repReads == 0 {
+			t.Errorf("validated %d times: the reputation book changed, and the search read none of it", i+1)
+		}
+		check("validated "+strconv.Itoa(i+1)+" times, searched again", 0)
+		if repReads != 0 {
+			t.Errorf("validated %d times, searched again: %d reputation fields read again, want 0", i+1, repReads)
+		}
 	}
 	if !repChanged {
 		t.Fatal("no validation changed the reputation book: that case is not tested")
@@ -98,6 +114,9 @@ func TestHeadMemoFollowsChanges(t *testing.T) {
 	}
 	check("deleted", anyReads)
 	check("nothing changed again", 0)
+	if repReads != 0 {
+		t.Errorf("nothing changed again: %d reputation fields read, want 0", repReads)
+	}
 
 	// A restore from an older snapshot brings back another version.
 	if err := writer.rdb.HSet(ctx, writer.k.stats(p), "hv", "1.restored").Err(); err != nil {

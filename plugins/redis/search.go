@@ -150,8 +150,10 @@ func (s *Store) followChanges(ctx context.Context, src *source, hits []retrieval
 }
 
 // repFor reads the reputation entries the states need, one pipeline for
-// all owning projects.
-func (s *Store) repFor(ctx context.Context, sts []*stored) (map[string]reputation, error) {
+// all owning projects: those the head memo does not hold current at the
+// record version hv[project] the search followed the project to (any
+// write of the book since would have been in the change feed).
+func (s *Store) repFor(ctx context.Context, sts []*stored, hv map[string]string) (map[string]reputation, error) {
 	states := map[string][]*trust.State{}
 	for _, st := range sts {
 		if st != nil {
@@ -159,30 +161,55 @@ func (s *Store) repFor(ctx context.Context, sts []*stored) (map[string]reputatio
 		}
 	}
 	out := map[string]reputation{}
-	fields := make(map[string][]string, len(states))
-	pipe := s.rdb.Pipeline()
-	cmds := map[string]*redis.SliceCmd{}
+	// A project's reads: the fields it needs, their values (the memo's
+	// first), and the command reading those the memo lacks.
+	type repRead struct {
+		fields  []string
+		vals    []any
+		missing []int
+		cmd     *redis.SliceCmd
+	}
+	reads := make(map[string]*repRead, len(states))
+	var pipe redis.Pipeliner
 	for p, sts := range states {
-		rep := reputation{src: map[string]trust.SourceRep{}, cre: map[string]trust.CreatorRep{}}
-		out[p] = rep
-		if fields[p] = repFields(sts); len(fields[p]) == 0 {
+		out[p] = reputation{src: map[string]trust.SourceRep{}, cre: map[string]trust.CreatorRep{}}
+		r := &repRead{fields: repFields(sts)}
+		if len(r.fields) == 0 {
 			continue
 		}
-		cmds[p] = pipe.HMGet(ctx, s.k.rep(p), fields[p]...)
+		reads[p] = r
+		r.vals = make([]any, len(r.fields))
+		if r.missing = s.heads.repCurrent(p, hv[p], r.fields, r.vals); len(r.missing) == 0 {
+			continue
+		}
+		ask := make([]string, len(r.missing))
+		for j, i := range r.missing {
+			ask[j] = r.fields[i]
+		}
+		if pipe == nil {
+			pipe = s.rdb.Pipeline()
+		}
+		r.cmd = pipe.HMGet(ctx, s.k.rep(p), ask...)
+		s.repReads.Add(int64(len(ask)))
 	}
-	if len(cmds) == 0 {
-		return out, nil
-	}
-	if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, err
-	}
-	for p, c := range cmds {
-		vals, err := c.Result()
-		if err != nil {
+	if pipe != nil {
+		if err := s.batch.exec(ctx, pipe); err != nil && !errors.Is(err, redis.Nil) {
 			return nil, err
 		}
+	}
+	for p, r := range reads {
+		if r.cmd != nil {
+			got, err := r.cmd.Result()
+			if err != nil {
+				return nil, err
+			}
+			for j, i := range r.missing {
+				r.vals[i] = got[j]
+			}
+			s.heads.putRep(p, hv[p], r.fields, r.vals)
+		}
 		rep := out[p]
-		fillRep(&rep, fields[p], vals)
+		fillRep(&rep, r.fields, r.vals)
 	}
 	return out, nil
 }
@@ -222,7 +249,7 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 	if err != nil {
 		return nil, s.wrap(ctx, op, err)
 	}
-	reps, err := s.repFor(ctx, sts)
+	reps, err := s.repFor(ctx, sts, src.hv)
 	if err != nil {
 		return nil, s.wrap(ctx, op, err)
 	}

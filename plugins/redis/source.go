@@ -209,6 +209,9 @@ type termCmds struct {
 }
 
 func (s *Store) queueTerms(ctx context.Context, pipe redis.Pipeliner, sc *scope, terms []string) *termCmds {
+	if len(terms) == 0 {
+		return nil
+	}
 	c := &termCmds{terms: terms}
 	for _, t := range terms {
 		c.posts = append(c.posts, pipe.Get(ctx, s.k.post(sc.owner, sc.name, t)))
@@ -217,8 +220,12 @@ func (s *Store) queueTerms(ctx context.Context, pipe redis.Pipeliner, sc *scope,
 	return c
 }
 
-// read returns the lists read, decoded (absent terms included, as nil).
+// read returns the lists read, decoded (absent terms included, as nil);
+// nil when c is (nothing was read).
 func (c *termCmds) read() (map[string]*plist, error) {
+	if c == nil {
+		return nil, nil
+	}
 	out := make(map[string]*plist, len(c.terms))
 	for i, t := range c.terms {
 		v, err := c.posts[i].Result()
@@ -251,7 +258,7 @@ type scopeCmds struct {
 
 func (s *Store) queueScope(ctx context.Context, pipe redis.Pipeliner, sc *scope, terms []string) *scopeCmds {
 	c := &scopeCmds{sc: sc, terms: terms}
-	c.stats = pipe.HMGet(ctx, s.k.stats(sc.owner), "n:"+sc.name, "q:"+sc.name, "a:"+sc.name, "iv", "hv")
+	c.stats = pipe.HMGet(ctx, s.k.stats(sc.owner), statsFields(sc.name)...)
 	c.cachedIV, c.cached = s.cache.postings(sc.owner, sc.name, terms)
 	var fetch []string
 	for i, t := range terms {
@@ -266,6 +273,19 @@ func (s *Store) queueScope(ctx context.Context, pipe redis.Pipeliner, sc *scope,
 		c.ivEnd = s.queueIV(ctx, pipe, sc.owner)
 	}
 	return c
+}
+
+// ownStatsFields are statsFields(ownScope), which every search reads.
+var ownStatsFields = []string{"n:" + ownScope, "q:" + ownScope, "a:" + ownScope, "iv", "hv"}
+
+// statsFields are the fields of an owner's stats hash a search of scope
+// reads: the scope's document count and field lengths, the owner's index
+// and record versions.
+func statsFields(scope string) []string {
+	if scope == ownScope {
+		return ownStatsFields
+	}
+	return []string{"n:" + scope, "q:" + scope, "a:" + scope, "iv", "hv"}
 }
 
 // queueIV reads the owner's index version at the end of a pipeline: data
@@ -331,7 +351,18 @@ func (s *Store) fill(c *scopeCmds) (stale []string, err error) {
 	if s.cache != nil {
 		sc.iv = iv
 	}
-	sc.lists = make(map[string]*plist, len(c.terms))
+	// Room for the lists the scope may hold: those read and those the
+	// cache holds (none at all in a scope never written).
+	held := 0
+	if c.tc != nil {
+		held = len(c.tc.terms)
+	}
+	for _, e := range c.cached {
+		if e.list != nil {
+			held++
+		}
+	}
+	sc.lists = make(map[string]*plist, held)
 	if err := s.takeLists(c); err != nil {
 		return nil, err
 	}
@@ -440,15 +471,21 @@ func (s *Store) newSource(ctx context.Context, project, query string, ownOnly bo
 // (lists from the index cache usually have), attaches them, and caches the
 // lists so completed at the version they and the buckets are of.
 func (s *Store) fetchLens(ctx context.Context, src *source) error {
-	want := map[string][]uint64{} // owner → bucket numbers needed
+	var want map[string][]uint64 // owner → bucket numbers needed
 	for _, sc := range src.scopes {
 		for _, l := range sc.lists {
 			if !l.lens {
+				if want == nil {
+					want = map[string][]uint64{}
+				}
 				for _, n := range l.buckets {
 					want[sc.owner] = append(want[sc.owner], uint64(n))
 				}
 			}
 		}
+	}
+	if want == nil {
+		return nil // every list has its lengths (the index cache's usually have)
 	}
 	for owner, ns := range want {
 		slices.Sort(ns)

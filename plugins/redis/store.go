@@ -117,6 +117,9 @@ type Store struct {
 	// headReads counts the records searches read from Redis to rank on
 	// (the heads the memo did not hold current).
 	headReads atomic.Int64
+	// repReads counts the reputation fields searches read from Redis (the
+	// ones the memo did not hold current).
+	repReads atomic.Int64
 	// batch sends the pipelines of concurrent callers together (batch.go).
 	batch *batcher
 
