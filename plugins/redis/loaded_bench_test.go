@@ -68,6 +68,7 @@ func BenchmarkSearchLoaded(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			done := reportCPU(b)
+			heads, reps := s.headReads.Load(), s.repReads.Load()
 			var i atomic.Int64
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
@@ -80,6 +81,8 @@ func BenchmarkSearchLoaded(b *testing.B) {
 			})
 			b.StopTimer()
 			done()
+			b.ReportMetric(float64(s.headReads.Load()-heads)/float64(b.N), "records-read/op")
+			b.ReportMetric(float64(s.repReads.Load()-reps)/float64(b.N), "rep-fields-read/op")
 			s.cache.mu.Lock()
 			b.ReportMetric(float64(s.cache.bytes)/(1<<20), "cacheMiB")
 			s.cache.mu.Unlock()
