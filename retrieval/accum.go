@@ -44,6 +44,12 @@ type accum struct {
 	covs    []float64 // empty unless coordination is on
 	shift   uint
 	touched []uint32 // occupied slots, in insertion order
+	// The term being read: its weight and the search's saturation, for
+	// addTerm, a closure made once with the table (it escapes to the
+	// Source), so that a search makes none.
+	idf     float64
+	sat     saturation
+	addTerm func([]Posting)
 }
 
 type accSlot struct {
@@ -63,6 +69,7 @@ func (s *Scorer) getAccum(n int, cov bool) *accum {
 	a, _ := s.pools[min(bits, uint(len(s.pools)-1))].Get().(*accum)
 	if a == nil || len(a.slots) != 1<<bits {
 		a = &accum{slots: make([]accSlot, 1<<bits), shift: 64 - bits}
+		a.addTerm = func(ps []Posting) { a.addPostings(ps, a.idf, &a.sat) }
 	}
 	switch {
 	case !cov:

@@ -1,6 +1,7 @@
 package retrieval
 
 import (
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -36,7 +37,8 @@ func NewAnalyzer() *Analyzer { return &Analyzer{} }
 
 // Terms returns the index terms of text, in order, with repeats.
 func (a *Analyzer) Terms(text string) []string {
-	var t tokenizer
+	t := getTokenizer()
+	defer putTokenizer(t)
 	t.run(text)
 	return t.strings()
 }
@@ -44,9 +46,11 @@ func (a *Analyzer) Terms(text string) []string {
 // Analyze builds the document of a QA.
 func (a *Analyzer) Analyze(question, answer string) Doc {
 	d := Doc{}
-	var ts [NumFields]tokenizer
+	var ts [NumFields]*tokenizer
 	n := 0
 	for f, text := range [NumFields]string{question, answer} {
+		ts[f] = getTokenizer()
+		defer putTokenizer(ts[f])
 		ts[f].run(text)
 		n += len(ts[f].ends)
 	}
@@ -63,12 +67,32 @@ func (a *Analyzer) Analyze(question, answer string) Doc {
 }
 
 // tokenizer accumulates the terms of one text in a single byte arena so
-// that converting them to strings costs one allocation.
+// that converting them to strings costs one allocation. Tokenizers are
+// pooled with their buffers (strings copies the terms out).
 type tokenizer struct {
 	arena []byte
 	ends  []int32
 	wbuf  []byte // scratch: the current simple word, lower-cased
 	cjk   []rune // scratch: the current CJK run
+}
+
+// tokenizers holds idle tokenizers: an analysis then allocates only the
+// strings it returns, whatever the script (Chinese text makes three bytes
+// of terms for each of its own).
+var tokenizers = sync.Pool{New: func() any { return new(tokenizer) }}
+
+// maxPooledArena bounds the arena of a tokenizer put back in the pool, so
+// that one huge text does not keep its buffers alive.
+const maxPooledArena = 64 << 10
+
+func getTokenizer() *tokenizer { return tokenizers.Get().(*tokenizer) }
+
+func putTokenizer(t *tokenizer) {
+	if cap(t.arena) > maxPooledArena || cap(t.ends) > maxPooledArena/4 {
+		return
+	}
+	t.arena, t.ends = t.arena[:0], t.ends[:0]
+	tokenizers.Put(t)
 }
 
 func (t *tokenizer) strings() []string {

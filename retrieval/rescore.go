@@ -31,8 +31,8 @@ func perTerm(r TermFreqReader) bool {
 type rescorer struct {
 	cands []Hit
 	covs  []float64
-	terms []queryTerm
-	sat   *saturation
+	terms []queryTerm // a copy of the terms being scored
+	sat   saturation
 	cur   docCursor
 	idf   float64 // the term being read (postings path)
 	docs  []uint64
@@ -41,7 +41,7 @@ type rescorer struct {
 	add   func([]Posting)
 }
 
-func newRescorer(sat *saturation) *rescorer {
+func newRescorer(sat saturation) *rescorer {
 	r := &rescorer{sat: sat}
 	r.byTF = func(doc uint64, tfs []TF, lens [NumFields]uint32) {
 		i, ok := r.cur.find(doc)
@@ -60,7 +60,7 @@ func newRescorer(sat *saturation) *rescorer {
 		}
 	}
 	r.add = func(ps []Posting) {
-		idf, sat := r.idf, r.sat
+		idf, sat := r.idf, &r.sat
 		for _, p := range ps {
 			if i, ok := r.cur.find(p.Doc); ok {
 				if v := sat.of(p.TF, p.Len); v > 0 {
@@ -79,7 +79,8 @@ func newRescorer(sat *saturation) *rescorer {
 // order (and, when covs is not nil, their weights to the covs of those
 // containing them).
 func (s *Scorer) rescore(ctx context.Context, src Source, r *rescorer, cands []Hit, covs []float64, terms []queryTerm) error {
-	r.cands, r.covs, r.terms = cands, covs, terms
+	// (terms is copied: the search's terms can then stay on its stack.)
+	r.cands, r.covs, r.terms = cands, covs, append(r.terms[:0], terms...)
 	if tr, ok := src.(TermFreqReader); ok {
 		r.docs = slices.Grow(r.docs[:0], len(cands))
 		for _, c := range cands {

@@ -134,7 +134,13 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 		return nil, nil
 	}
 	tabs := s.tables(st)
-	qts := countTerms(make([]queryTerm, 0, len(terms)), terms)
+	// The query's distinct terms, in an array on the stack when they fit.
+	var qtBuf [48]queryTerm
+	qts := qtBuf[:0]
+	if len(terms) > len(qtBuf) {
+		qts = make([]queryTerm, 0, len(terms))
+	}
+	qts = countTerms(qts, terms)
 	markDigitGroups(qts)
 	var norm, cjk float64
 	found := 0 // qts[:found]: the terms some document holds
@@ -231,14 +237,10 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 	} else {
 		acc = s.getAccum(int(min(cum, st.Docs)), coord > 0)
 		defer s.putAccum(acc)
-		// (One closure for all the terms: it escapes to the Source.)
-		var idf float64
-		add := func(ps []Posting) {
-			acc.addPostings(ps, idf, &sat)
-		}
+		acc.sat = sat
 		for _, q := range qts[:scan] {
-			idf = q.idf
-			err := s.scanBlocks(ctx, src, q.term, add)
+			acc.idf = q.idf
+			err := s.scanBlocks(ctx, src, q.term, acc.addTerm)
 			if err != nil {
 				return nil, err
 			}
@@ -273,7 +275,7 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 	if r, ok := src.(TermFreqReader); !ok || perTerm(r) {
 		group = 1
 	}
-	r := newRescorer(&sat)
+	r := newRescorer(sat)
 	for i := scan; i < len(qts); i += group {
 		// (With coordination, final scores are not monotone in partial
 		// scores: floor only.)
