@@ -419,30 +419,56 @@ func down(h []Hit, i int) {
 // at a time: 4,096 documents, whose scores (32 KiB) stay in the L1 cache.
 const rangeBits = 12
 
-// rangeBuf holds the scores of one range, by doc − base, and a bit per
-// document that has one (all zero between uses), and the documents scored
-// so far.
+// rangeBuf holds the scores of one range, by doc − base, their coverages
+// when coordination is on, and a bit per document that has one (all zero
+// between uses), and the documents scored so far.
 type rangeBuf struct {
 	score  [1 << rangeBits]float64
 	has    [1 << rangeBits / 64]uint64
 	scored []accSlot
+	cov    [1 << rangeBits]float64
+	memo   coordMemo
+	// The memory of the lists and weights a search passes (MemIndex.withLists).
+	lists [][]Posting
+	idfs  []float64
+}
+
+// rangeBuf returns a rangeBuf from the scorer's pool, for scoreSorted.
+func (s *Scorer) rangeBuf() *rangeBuf {
+	if buf, ok := s.ranges.Get().(*rangeBuf); ok {
+		return buf
+	}
+	return new(rangeBuf)
+}
+
+// putRangeBuf returns buf to the pool, without the posting lists it was
+// given.
+func (s *Scorer) putRangeBuf(buf *rangeBuf) {
+	clear(buf.lists)
+	buf.lists, buf.idfs = buf.lists[:0], buf.idfs[:0]
+	s.ranges.Put(buf)
 }
 
 // scoreSorted returns best(k, floor) of the accumulator that adding
 // idfs[i]·sat.of(p) for every posting p of lists[i], list after list,
-// would fill: the same documents with the same scores, bit for bit (each
-// document's contributions are added in the same order: list after
-// list). The lists must be sorted by Doc. Instead of a hash table it
+// would fill, coordinated (accum.coordinate) with exponent e when e > 0
+// (norm: the query's weight): the
+// same documents with the same scores, bit for bit (each document's
+// contributions, and its coverage, are added in the same order: list
+// after list). The lists must be sorted by Doc. Instead of a hash table it
 // scores the documents range by range, in a small array indexed by doc,
 // and needs no table as large as the postings: a document's range is
-// read from every list before the next range is.
-func (s *Scorer) scoreSorted(lists [][]Posting, idfs []float64, sat *saturation, k int, floor float64) []Hit {
+// read from every list before the next range is. A document's
+// coordination factor (≤ 1) is computed only when its score is at the
+// threshold a document needs to be kept, or above.
+// buf is its working memory (rangeBuf).
+func (s *Scorer) scoreSorted(buf *rangeBuf, lists [][]Posting, idfs []float64, sat *saturation, e, norm float64, k int, floor float64) []Hit {
 	const width = 1 << rangeBits
-	buf, _ := s.ranges.Get().(*rangeBuf)
-	if buf == nil {
-		buf = new(rangeBuf)
+	var memo *coordMemo
+	if e > 0 {
+		buf.memo = newCoordMemo(norm, e)
+		memo = &buf.memo
 	}
-	defer s.ranges.Put(buf)
 	var curBuf [64]int
 	cur := curBuf[:0]
 	if len(lists) > len(curBuf) {
@@ -479,15 +505,30 @@ func (s *Scorer) scoreSorted(lists [][]Posting, idfs []float64, sat *saturation,
 		base := lo &^ (width - 1)
 		for i, l := range lists {
 			idf, c := idfs[i], cur[i]
-			for ; c < len(l); c++ {
-				p := &l[c]
-				off := p.Doc - base
-				if off >= width {
-					break
+			if memo != nil {
+				for ; c < len(l); c++ {
+					p := &l[c]
+					off := p.Doc - base
+					if off >= width {
+						break
+					}
+					if v := sat.of(p.TF, p.Len); v > 0 {
+						buf.score[off] += idf * v
+						buf.cov[off] += idf
+						buf.has[off>>6] |= 1 << (off & 63)
+					}
 				}
-				if v := sat.of(p.TF, p.Len); v > 0 {
-					buf.score[off] += idf * v
-					buf.has[off>>6] |= 1 << (off & 63)
+			} else {
+				for ; c < len(l); c++ {
+					p := &l[c]
+					off := p.Doc - base
+					if off >= width {
+						break
+					}
+					if v := sat.of(p.TF, p.Len); v > 0 {
+						buf.score[off] += idf * v
+						buf.has[off>>6] |= 1 << (off & 63)
+					}
 				}
 			}
 			cur[i] = c
@@ -498,6 +539,13 @@ func (s *Scorer) scoreSorted(lists [][]Posting, idfs []float64, sat *saturation,
 				bits &= bits - 1
 				score := buf.score[off]
 				buf.score[off] = 0
+				if memo != nil {
+					// (Below thr, coordinated or not, it is not kept.)
+					if score >= thr {
+						score *= memo.factor(buf.cov[off])
+					}
+					buf.cov[off] = 0
+				}
 				switch {
 				case score < thr:
 				case direct:

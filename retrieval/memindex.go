@@ -280,14 +280,13 @@ func (m *MemIndex) scanPostings(ctx context.Context, term string, fn func([]Post
 // withLists returns fn's hits for the posting lists of the terms of qts
 // (sorted by Doc, as the index keeps them; empty for a term no document
 // holds) and their weights, under the read lock: fn must not keep the
-// lists. The context is checked before, not during, fn.
-func (m *MemIndex) withLists(ctx context.Context, qts []queryTerm, fn func(lists [][]Posting, idfs []float64) []Hit) ([]Hit, error) {
+// lists. They are appended to lists[:0] and idfs[:0], whose memory the
+// caller lends. The context is checked before, not during, fn.
+func (m *MemIndex) withLists(ctx context.Context, qts []queryTerm, lists [][]Posting, idfs []float64, fn func(lists [][]Posting, idfs []float64) []Hit) ([]Hit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var listBuf [64][]Posting
-	var idfBuf [64]float64
-	lists, idfs := listBuf[:0], idfBuf[:0]
+	lists, idfs = lists[:0], idfs[:0]
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	for _, q := range qts {

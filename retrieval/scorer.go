@@ -217,13 +217,17 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 	}
 	var cands []Hit
 	var acc *accum
-	if m, ok := src.(*MemIndex); ok && coord == 0 {
+	if m, ok := src.(*MemIndex); ok && (coord == 0 || scan == len(qts)) {
 		// Its lists are sorted by Doc: scored range by range, in a small
-		// array rather than a hash table (coordination, which needs each
-		// document's coverage, goes through the table).
-		cands, err = m.withLists(ctx, qts[:scan], func(lists [][]Posting, idfs []float64) []Hit {
-			return s.scoreSorted(lists, idfs, &sat, K, candFloor)
+		// array rather than a hash table, and coordinated there when no
+		// term is deferred (the deferred terms' rescoring needs each
+		// candidate's coverage: that goes through the table).
+		buf := s.rangeBuf()
+		cands, err = m.withLists(ctx, qts[:scan], buf.lists, buf.idfs, func(lists [][]Posting, idfs []float64) []Hit {
+			buf.lists, buf.idfs = lists, idfs // (their memory, for the next search)
+			return s.scoreSorted(buf, lists, idfs, &sat, coord, norm, K, candFloor)
 		})
+		s.putRangeBuf(buf)
 		if err != nil {
 			return nil, err
 		}
