@@ -223,17 +223,18 @@ func (m *MemIndex) DocFreq(ctx context.Context, term string) (int64, error) {
 }
 
 // docFreqs appends to dfs the DocFreq of each term of qts, read under one
-// lock.
+// lock, and sets the memID of those the index has.
 func (m *MemIndex) docFreqs(ctx context.Context, qts []queryTerm, dfs []int64) ([]int64, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	for _, q := range qts {
+	for i, q := range qts {
 		var df int64
 		if id, ok := m.ids[q.term]; ok {
 			df = int64(len(m.post[id]))
+			qts[i].memID = id + 1 // (an id stays its term's for good)
 		}
 		dfs = append(dfs, df)
 	}
@@ -291,7 +292,9 @@ func (m *MemIndex) withLists(ctx context.Context, qts []queryTerm, lists [][]Pos
 	defer m.mu.RUnlock()
 	for _, q := range qts {
 		var ps []Posting
-		if id, ok := m.ids[q.term]; ok {
+		if q.memID > 0 {
+			ps = m.post[q.memID-1]
+		} else if id, ok := m.ids[q.term]; ok {
 			ps = m.post[id]
 		}
 		lists, idfs = append(lists, ps), append(idfs, q.idf)

@@ -78,7 +78,7 @@ type statsTables struct {
 // raisedIDF is p.raisedIDF(Docs, df), from the table when df is in it.
 // Searches sharing the tables may fill an entry at the same time: they
 // store the same bits.
-func (t *statsTables) raisedIDF(p Params, df int64) float64 {
+func (t *statsTables) raisedIDF(p *Params, df int64) float64 {
 	if df < 0 || df >= int64(len(t.idf)) {
 		return p.raisedIDF(float64(t.st.Docs), float64(df))
 	}

@@ -34,7 +34,11 @@ type queryTerm struct {
 	term string
 	df   int64
 	idf  float64 // weighted: the term's full contribution at saturation 1
-	n    int     // occurrences in the query (while the weights are set)
+	n    int32   // occurrences in the query (while the weights are set)
+	// memID is 1 + the term's id in the *MemIndex searched, which its
+	// docFreqs sets (0: not known), so that its lists are then found
+	// without looking the term up again.
+	memID uint32
 	// digits: a digit group of a compound the query holds ("12" and "04"
 	// of "12.04"), weighed as the compound's whole is (CompoundWeight).
 	digits bool
@@ -42,13 +46,13 @@ type queryTerm struct {
 
 // termIDF is the weighted idf of term t with document frequency df among n
 // documents, and whether t is a CJK term.
-func (p Params) termIDF(t string, n, df float64) (float64, bool) {
+func (p *Params) termIDF(t string, n, df float64) (float64, bool) {
 	return p.weighTerm(t, p.raisedIDF(n, df))
 }
 
 // raisedIDF is the idf of a term with document frequency df among n
 // documents, raised to IDFExponent.
-func (p Params) raisedIDF(n, df float64) float64 {
+func (p *Params) raisedIDF(n, df float64) float64 {
 	v := idf(n, df)
 	if p.IDFExponent > 0 && p.IDFExponent != 1 {
 		v = math.Pow(v, p.IDFExponent)
@@ -57,7 +61,7 @@ func (p Params) raisedIDF(n, df float64) float64 {
 }
 
 // weighTerm is termIDF from term t's raised idf v.
-func (p Params) weighTerm(t string, v float64) (float64, bool) {
+func (p *Params) weighTerm(t string, v float64) (float64, bool) {
 	if p.CompoundWeight > 0 && isCompound(t) {
 		v *= p.CompoundWeight
 	}
@@ -151,8 +155,8 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 	}
 	for i, q := range qts {
 		df := min(max(dfs[i], 0), st.Docs)
-		w, isCJK := s.p.weighTerm(q.term, tabs.raisedIDF(s.p, df))
-		w *= s.p.repeatWeight(q.n)
+		w, isCJK := s.p.weighTerm(q.term, tabs.raisedIDF(&s.p, df))
+		w *= s.p.repeatWeight(int(q.n))
 		if q.digits && s.p.CompoundWeight > 0 {
 			w *= s.p.CompoundWeight
 		}
@@ -161,7 +165,7 @@ func (s *Scorer) searchTerms(ctx context.Context, src Source, terms []string, k 
 			cjk += w
 		}
 		if df > 0 {
-			qts[found] = queryTerm{term: q.term, df: df, idf: w}
+			qts[found] = queryTerm{term: q.term, df: df, idf: w, memID: q.memID}
 			found++
 		}
 	}

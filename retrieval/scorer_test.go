@@ -965,7 +965,7 @@ func TestStatsTablesAndCoordMemo(t *testing.T) {
 		for range 2 {
 			for df := range docs + 1 {
 				want := s.p.raisedIDF(float64(docs), float64(df))
-				if got := tabs.raisedIDF(s.p, df); math.Float64bits(got) != math.Float64bits(want) {
+				if got := tabs.raisedIDF(&s.p, df); math.Float64bits(got) != math.Float64bits(want) {
 					t.Fatalf("docs %d df %d: raised idf %v, want %v", docs, df, got, want)
 				}
 			}
