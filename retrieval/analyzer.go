@@ -127,18 +127,33 @@ const (
 	clCJK
 )
 
-func classify(r rune) int {
-	if r < utf8.RuneSelf {
+// asciiClass is the class of each ASCII rune.
+var asciiClass = func() (t [utf8.RuneSelf]uint8) {
+	for r := range rune(utf8.RuneSelf) {
 		switch {
 		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
-			return clWord
+			t[r] = clWord
 		case r == '.', r == '/', r == '\\', r == ':', r == '-', r == '_':
-			return clJoin
+			t[r] = clJoin
 		case r == '\'':
-			return clApos
+			t[r] = clApos
+		default:
+			t[r] = clSep
 		}
-		return clSep
 	}
+	return t
+}()
+
+// classify returns the class of r: inlined for ASCII.
+func classify(r rune) int {
+	if r < utf8.RuneSelf {
+		return int(asciiClass[r])
+	}
+	return classifyRune(r)
+}
+
+// classifyRune is classify beyond ASCII.
+func classifyRune(r rune) int {
 	switch {
 	case r == '’':
 		return clApos
