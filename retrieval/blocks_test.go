@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -219,6 +220,23 @@ func TestSaturationEmptyFieldFullNormalisation(t *testing.T) {
 	for _, h := range hits {
 		if !(h.Score > 0) || !(h.Relevance > 0) {
 			t.Errorf("hit %+v: want a positive finite score", h)
+		}
+	}
+}
+
+// TestFieldNormTableSameAsComputed: the saturation's table of field
+// normalisations holds, bit for bit, what is computed per posting beyond
+// it (a field of satLens terms or more), so a document scores the same
+// whichever side of the table's end its lengths fall.
+func TestFieldNormTableSameAsComputed(t *testing.T) {
+	s := NewScorer(NewAnalyzer(), DefaultParams())
+	tabs := s.tables(Stats{Docs: 1234, TotalLen: [NumFields]int64{1234 * 11, 1234 * 97}})
+	sat := s.saturation(tabs)
+	for f := range NumFields {
+		for l := uint32(1); l < satLens+64; l++ {
+			if got, want := sat.fieldNorm(f, l), sat.computeNorm(f, l); math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("field %d length %d: table %v, computed %v", f, l, got, want)
+			}
 		}
 	}
 }

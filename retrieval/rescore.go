@@ -192,7 +192,8 @@ func (s *Scorer) scanBlocks(ctx context.Context, src Source, term string, fn fun
 	return nil
 }
 
-// satLens bounds the field lengths whose normalisation a search
-// precomputes: nearly all (longer fields compute it per posting, with the
-// same operations).
-const satLens = 256
+// satLens bounds the field lengths whose normalisation the statistics'
+// tables hold: nearly all, long answers included (a longer field computes
+// it per posting, with the same operations: a second division). The table
+// is made once per statistics (2,048 divisions).
+const satLens = 1024
