@@ -41,10 +41,14 @@ func Factories() []Factory {
 
 // Memex is memex's in-process retrieval engine, as its stores use it:
 // retrieval.Analyzer, retrieval.MemIndex and retrieval.Scorer with
-// DefaultParams.
+// DefaultParams, the final hits re-ranked by the query's function words
+// in their questions (Scorer.Rerank, as the stores do with the records
+// they answer with); each question's set of function words is found when
+// it is indexed.
 type Memex struct {
-	idx *retrieval.MemIndex
-	sc  *retrieval.Scorer
+	idx   *retrieval.MemIndex
+	sc    *retrieval.Scorer
+	words []retrieval.FunctionWords
 }
 
 // NewMemex returns an empty memex engine.
@@ -56,8 +60,10 @@ func NewMemex() *Memex {
 func (m *Memex) Name() string { return "memex" }
 
 func (m *Memex) Build(docs []Record) error {
+	m.words = make([]retrieval.FunctionWords, len(docs))
 	for i, d := range docs {
 		m.idx.Add(uint64(i), d.Question, d.Answer)
+		m.words[i] = retrieval.FunctionWordsOf(d.Question)
 	}
 	return nil
 }
@@ -67,6 +73,7 @@ func (m *Memex) Search(query string, k int) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.sc.Rerank(query, hits, func(i int) retrieval.FunctionWords { return m.words[hits[i].Doc] })
 	out := make([]int, len(hits))
 	for i, h := range hits {
 		out[i] = int(h.Doc)

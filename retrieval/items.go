@@ -13,9 +13,10 @@ import (
 // core.ItemStore: it scores items (the key as the question field, the
 // value's strings as the answer field; core.ItemText) against query with
 // s and returns the at most k that match, best first (ties in ItemID
-// order), each with Score set to its relevance in [0,1]. The collection
-// statistics are those of items: a search reads the items under its
-// prefix (core.MaxItemSearchScan at most) and ranks them here.
+// order), each with Score set to its relevance in [0,1]; the k are
+// re-ranked by the query's function words in their keys (Scorer.Rerank).
+// The collection statistics are those of items: a search reads the items
+// under its prefix (core.MaxItemSearchScan at most) and ranks them here.
 func RankItems(ctx context.Context, s *Scorer, query string, items []core.Item, k int) ([]core.Item, error) {
 	if len(items) == 0 || k <= 0 {
 		return nil, ctx.Err()
@@ -28,14 +29,19 @@ func RankItems(ctx context.Context, s *Scorer, query string, items []core.Item, 
 	if err != nil {
 		return nil, err
 	}
-	slices.SortStableFunc(hits, func(a, b Hit) int {
+	order := func(a, b Hit) int {
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {
 			return c
 		}
 		return cmp.Compare(core.ItemID(items[a.Doc].Namespace, items[a.Doc].Key), core.ItemID(items[b.Doc].Namespace, items[b.Doc].Key))
-	})
-	out := make([]core.Item, 0, min(k, len(hits)))
-	for _, h := range hits[:min(k, len(hits))] {
+	}
+	slices.SortStableFunc(hits, order)
+	// The k best, re-ranked by the query's function words in their keys.
+	hits = hits[:min(k, len(hits))]
+	s.Rerank(query, hits, func(i int) FunctionWords { return FunctionWordsOf(items[hits[i].Doc].Key) })
+	slices.SortStableFunc(hits, order)
+	out := make([]core.Item, 0, len(hits))
+	for _, h := range hits {
 		it := items[h.Doc]
 		it.Score = h.Relevance
 		out = append(out, it)

@@ -85,6 +85,11 @@ type Params struct {
 	// raw fraction is much lower for the same meaning. 0 disables; values
 	// above 0.9 count as 0.9.
 	CJKCalibration float64
+	// FunctionWordWeight is the weight, in Rerank, of a function word
+	// (stop word) the query shares with a hit's question, relative to a
+	// term found in half the documents (0: no re-rank). Function words are
+	// not indexed: they re-order a search's final hits, never find one.
+	FunctionWordWeight float64
 }
 
 // DefaultParams are the defaults tuned on the shared/eval dev sets (see
@@ -104,6 +109,9 @@ func DefaultParams() Params {
 		CompoundWeight:  0.5,
 		CJKCoord:        1,
 		CJKCalibration:  0.45,
+		// Half, as the other secondary evidence (a compound's whole, a
+		// CJK pair) weighs half.
+		FunctionWordWeight: 0.5,
 	}
 }
 

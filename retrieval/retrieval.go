@@ -45,6 +45,13 @@
 // query-term frequency: at most k3+1 times; 1.5 times for a term said twice
 // with K3 = 2). Hits rank by Score, ties by lower Doc.
 //
+// The analyzer drops English function words ("how", "why", "can", …),
+// which are not indexed; they still tell what a question asks about its
+// topic. Every caller re-ranks the hits it answers with by the function
+// words the query shares with their questions (Scorer.Rerank: a store on
+// the records it read, RankItems on the keys): a hit sharing them gains
+// relevance, one sharing none keeps it.
+//
 // For an English-only query s = 0 and Relevance = r. A Chinese paraphrase
 // shares far fewer of the query's terms than an English one (it matches
 // some characters, few character pairs: about 40% and 14% of their weight

@@ -34,6 +34,7 @@ func paramFlags(fs *flag.FlagSet) *retrieval.Params {
 	fs.Float64Var(&p.CompoundWeight, "compound", p.CompoundWeight, "idf weight of a compound's whole term (0: 1)")
 	fs.Float64Var(&p.CJKCoord, "cjkcoord", p.CJKCoord, "coordination strength for queries with CJK text (0: off)")
 	fs.Float64Var(&p.CJKCalibration, "cjkcal", p.CJKCalibration, "Relevance calibration for queries with CJK text (0: off)")
+	fs.Float64Var(&p.FunctionWordWeight, "fww", p.FunctionWordWeight, "weight of the query's function words in the re-rank of the final hits (0: off)")
 	return &p
 }
 
@@ -103,9 +104,11 @@ func evaluate(ctx context.Context, a *retrieval.Analyzer, sc *retrieval.Scorer, 
 		idx.Add(uint64(i), r.Question, r.Answer)
 	}
 	syn := evalset.NewSynthetic(99)
+	distractorQs := make([]string, distractors) // for Rerank
 	for i := range distractors {
 		r := syn.Record(i)
 		idx.Add(uint64(len(s.Corpus)+i), r.Question, r.Answer)
+		distractorQs[i] = r.Question
 	}
 	var acc evalset.Accumulator
 	for _, q := range s.Queries {
@@ -117,6 +120,12 @@ func evaluate(ctx context.Context, a *retrieval.Analyzer, sc *retrieval.Scorer, 
 		if err != nil {
 			return evalset.Metrics{}, err
 		}
+		sc.Rerank(text, hits, func(i int) retrieval.FunctionWords {
+			if d := hits[i].Doc; d < uint64(len(s.Corpus)) {
+				return retrieval.FunctionWordsOf(s.Corpus[d].Question)
+			}
+			return retrieval.FunctionWordsOf(distractorQs[int(hits[i].Doc)-len(s.Corpus)])
+		})
 		ranked := make([]string, len(hits))
 		for i, h := range hits {
 			if h.Doc < uint64(len(s.Corpus)) {

@@ -33,6 +33,7 @@ func RunItems(t *testing.T, newStore ItemsFunc) {
 		{"ScanPastAPage", testItemScanPastAPage},
 		{"SearchQuery", testItemSearchQuery},
 		{"SearchNoQuery", testItemSearchNoQuery},
+		{"SearchFunctionWords", testItemSearchFunctionWords},
 		{"ClearPrefixOnly", testItemClearPrefixOnly},
 		{"Delete", testItemDelete},
 		{"ConcurrentPuts", testItemConcurrentPuts},
@@ -224,6 +225,26 @@ func testItemSearchQuery(t *testing.T, st core.ItemStore) {
 	hits, err = st.Search(t.Context(), core.SearchItemsRequest{Prefix: ns, Query: "kind"})
 	if err != nil || len(hits) != 0 {
 		t.Errorf("Search(kind) = %v, %v; field names must not match", keysOf(hits), err)
+	}
+}
+
+// testItemSearchFunctionWords: two items that match a query's indexed
+// words alike are ordered by the function words the query shares with
+// their keys ("how"), before their ItemID order.
+func testItemSearchFunctionWords(t *testing.T, st core.ItemStore) {
+	ns := core.Namespace{"project", "fw"}
+	put(t, st, ns, "deploy-a", map[string]any{"text": "deploy"})
+	put(t, st, ns, "deploy-how", map[string]any{"text": "deploy"})
+	hits, err := st.Search(t.Context(), core.SearchItemsRequest{Prefix: ns, Query: "how to deploy"})
+	if err != nil || !slices.Equal(keysOf(hits), []string{"project/fw:deploy-how", "project/fw:deploy-a"}) {
+		t.Fatalf("Search(how to deploy) = %v, %v; want deploy-how (it says how) first", keysOf(hits), err)
+	}
+	if hits[0].Score <= hits[1].Score {
+		t.Errorf("scores %v, %v: want the one sharing the query's function word above", hits[0].Score, hits[1].Score)
+	}
+	hits, err = st.Search(t.Context(), core.SearchItemsRequest{Prefix: ns, Query: "deploy"})
+	if err != nil || !slices.Equal(keysOf(hits), []string{"project/fw:deploy-a", "project/fw:deploy-how"}) || hits[0].Score != hits[1].Score {
+		t.Fatalf("Search(deploy) = %v, %v; want a tie in ItemID order", keysOf(hits), err)
 	}
 }
 

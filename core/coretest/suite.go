@@ -37,6 +37,7 @@ func Run(t *testing.T, newPlugin func(t *testing.T) core.MemoryPlugin) {
 		{"SearchOrder", testSearchOrder},
 		{"SearchQuestionOutranksAnswer", testSearchQuestionOutranksAnswer},
 		{"SearchRepeatedTermWeighsMore", testSearchRepeatedTermWeighsMore},
+		{"SearchFunctionWordsRerank", testSearchFunctionWordsRerank},
 		{"SearchLimit", testSearchLimit},
 		{"SearchMinScore", testSearchMinScore},
 		{"SearchEmptyQuery", testSearchEmptyQuery},
@@ -301,6 +302,28 @@ func testSearchRepeatedTermWeighsMore(t *testing.T, newPlugin NewFunc) {
 		if first.Relevance <= second.Relevance {
 			t.Errorf("%q: relevance %v of the QA with the repeated word, want above %v", c.query, first.Relevance, second.Relevance)
 		}
+	}
+}
+
+// testSearchFunctionWordsRerank: two QAs whose questions have the same
+// indexed terms ("exchange", "currency") differ in their function words;
+// the one that asks as the query asks ("how do I") ranks first, with the
+// higher relevance, although the other is newer (which wins a tie).
+func testSearchFunctionWordsRerank(t *testing.T, newPlugin NewFunc) {
+	p := newPlugin(t)
+	how := addQA(t, p, core.CandidateRequest{Question: "How do I exchange currency?", Answer: "In the app."})
+	which := addQA(t, p, core.CandidateRequest{Question: "Which currency will you exchange?", Answer: "In the app."})
+	ms := search(t, p, projA, "how do i exchange currency", 0)
+	if len(ms) != 2 || ms[0].QAID != how {
+		t.Fatalf("got %v, want %s (how do I …) then %s", ids(ms), how, which)
+	}
+	if ms[0].Relevance <= ms[1].Relevance {
+		t.Errorf("relevance %v of the QA sharing the query's function words, want above %v", ms[0].Relevance, ms[1].Relevance)
+	}
+	// Without function words in the query, the two tie: the newer first.
+	ms = search(t, p, projA, "exchange currency", 0)
+	if len(ms) != 2 || ms[0].QAID != which || ms[0].Relevance != ms[1].Relevance {
+		t.Errorf("no function words: got %v (%v), want %s then %s at equal relevance", ids(ms), ms, which, how)
 	}
 }
 

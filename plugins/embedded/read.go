@@ -41,6 +41,7 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 		// the full records of the survivors only, keeping their rank.
 		rep := reputation{tx}
 		light := make([]core.Match, 0, len(hits))
+		scores := make([]float64, 0, len(hits)) // light's hit scores
 		for _, h := range hits {
 			e, err := getByDoc(tx, h.Doc, true)
 			if err != nil {
@@ -52,6 +53,7 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 			s.ledger.Refresh(&e.Entry, rep, now)
 			if m, ok := ledger.Rankable(e.Rec, req.ProjectID, h.Relevance); ok {
 				light = append(light, m)
+				scores = append(scores, h.Score)
 			}
 		}
 		ms = core.Rank(light, req.MinScore, req.Limit, req.Explain)
@@ -69,6 +71,10 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 			ms[i] = core.MatchFromRecord(st.Rec, m.Relevance)
 			ms[i].Score, ms[i].Explain = m.Score, m.Explain
 		}
+		// The function words of the query re-rank the answer (see
+		// retrieval.Scorer.Rerank).
+		s.scorer.RerankMatches(req.Query, ms, func(i int) float64 { return hitScore(light, scores, ms[i]) })
+		ms = core.Rank(ms, req.MinScore, req.Limit, req.Explain)
 		return nil
 	})
 	if err != nil {
@@ -207,4 +213,14 @@ func days(tx *bolt.Tx, projectID string) []core.DayCount {
 		byDay = append(byDay, core.DayCount{Day: string(k[len(prefix):]), Passes: int64(n[0]), Fails: int64(n[1])})
 	}
 	return byDay
+}
+
+// hitScore is the search's raw score of m: scores[i] is that of light[i].
+func hitScore(light []core.Match, scores []float64, m core.Match) float64 {
+	for i, l := range light {
+		if l.QAID == m.QAID && l.ProjectID == m.ProjectID {
+			return scores[i]
+		}
+	}
+	return 0
 }

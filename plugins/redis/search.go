@@ -254,7 +254,11 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 		return nil, s.wrap(ctx, op, err)
 	}
 	ms := make([]core.Match, 0, len(sts))
-	byID := make(map[string]*stored, len(sts))
+	type found struct {
+		st    *stored
+		score float64 // its hit's raw score
+	}
+	byID := make(map[string]found, len(sts))
 	for i, st := range sts {
 		if st == nil {
 			continue
@@ -263,18 +267,23 @@ func (s *Store) Search(ctx context.Context, req core.SearchRequest) ([]core.Matc
 		if !ok {
 			continue
 		}
-		byID[st.project+"\x00"+st.ID] = st
+		byID[st.project+"\x00"+st.ID] = found{st, hits[i].Score}
 		ms = append(ms, m)
 	}
 	ranked := core.Rank(ms, req.MinScore, req.Limit, req.Explain)
 	for i, m := range ranked {
-		st := byID[m.ProjectID+"\x00"+m.QAID]
+		st := byID[m.ProjectID+"\x00"+m.QAID].st
 		full := core.MatchFromRecord(s.refreshRecord(reps[st.project], st, now, false), m.Relevance)
 		full.Score, full.Explain = m.Score, m.Explain
 		detach(&full)
 		ranked[i] = full
 	}
-	return ranked, nil
+	// The function words of the query re-rank the answer (see
+	// retrieval.Scorer.Rerank).
+	s.scorer.RerankMatches(req.Query, ranked, func(i int) float64 {
+		return byID[ranked[i].ProjectID+"\x00"+ranked[i].QAID].score
+	})
+	return core.Rank(ranked, req.MinScore, req.Limit, req.Explain), nil
 }
 
 // detach gives m copies of what it shares with a remembered record (its
