@@ -237,11 +237,15 @@ func nextWord(text string, i int) (uint64, int, bool) {
 	var key uint64
 	n := uint(0) // bytes so far; from the 9th, the shift leaves key as it is
 	for i < len(text) {
-		if b := asciiWord[text[i]]; b != 0 { // the common case
-			key |= uint64(b) << (8 * n)
+		b := text[i]
+		if lb := asciiWord[b]; lb != 0 { // the common case
+			key |= uint64(lb) << (8 * n)
 			n++
 			i++
 			continue
+		}
+		if b < utf8.RuneSelf && b != '\'' {
+			break // an ASCII separator
 		}
 		c, b, size := class(text, i)
 		switch c {
