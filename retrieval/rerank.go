@@ -64,8 +64,10 @@ func (s *Scorer) Rerank(query string, hits []Hit, words func(i int) FunctionWord
 	}
 	x := s.p.FieldWeight[FieldQuestion]
 	base := s.p.FunctionWordWeight * math.Exp(s.exponent()*lnLn2) * x / (x + s.p.K1) // (ln 2)^p
-	for i := range qws {
-		qws[i].w = base * s.p.repeatWeight(qws[i].n)
+	var qset FunctionWords
+	for i, q := range qws {
+		qws[i].w = base * s.p.repeatWeight(q.n)
+		qset[q.id>>6] |= 1 << (q.id & 63)
 	}
 	changed := false
 	for i := range hits {
@@ -74,6 +76,9 @@ func (s *Scorer) Rerank(query string, hits []Hit, words func(i int) FunctionWord
 			continue
 		}
 		set := words(i)
+		if set[0]&qset[0]|set[1]&qset[1] == 0 {
+			continue // none shared
+		}
 		var bonus float64
 		for _, q := range qws {
 			if set.has(q.id) {
