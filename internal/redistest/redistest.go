@@ -126,14 +126,15 @@ func UniquePrefix(tb testing.TB) string {
 
 // Prefix returns a key prefix unique to this test (derived from its name
 // and a random suffix). Keys under it on the shared server are deleted in
-// t.Cleanup (SCAN + UNLINK of prefix*).
+// t.Cleanup (SCAN + UNLINK of prefix*); a cleanup that fails fails the
+// test, since its keys stay on a server other tests and people share.
 func Prefix(tb testing.TB) string {
 	tb.Helper()
 	raw := URL(tb)
 	p := UniquePrefix(tb)
 	tb.Cleanup(func() {
 		if err := deletePrefix(raw, p); err != nil {
-			tb.Logf("redistest: cleaning prefix %s: %v", p, err)
+			tb.Errorf("redistest: cleaning prefix %s left its keys: %v", p, err)
 		}
 	})
 	return p

@@ -137,3 +137,26 @@ func TestPrefixCleanupWithPassword(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefixCleanupFailureFailsTheTest runs a child test whose Prefix
+// cleanup cannot delete its keys (the URL's password is wrong: the server
+// answers PING with NOAUTH, so URL accepts it): the child test fails, says
+// why, and never prints the password.
+func TestPrefixCleanupFailureFailsTheTest(t *testing.T) {
+	if os.Getenv("MEMEX_REDISTEST_CHILD") == "cleanup" {
+		t.Log("prefix", Prefix(t))
+		return
+	}
+	const password = "right-pw-7f3a"
+	s := StartServer(t, ServerOptions{Args: []string{"--requirepass", password}})
+	wrong := (&url.URL{Scheme: "redis", User: url.UserPassword("", "wrong-pw-c21e"), Host: s.Addr(), Path: "/0"}).String()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestPrefixCleanupFailureFailsTheTest$", "-test.v")
+	cmd.Env = append(os.Environ(), "MEMEX_REDISTEST_CHILD=cleanup", "CI=", EnvURL+"="+wrong)
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "--- FAIL") || !strings.Contains(string(out), "left its keys") {
+		t.Errorf("child test with a failing cleanup: err %v, output:\n%s\nwant a failure that says its keys were left", err, out)
+	}
+	if strings.Contains(string(out), "wrong-pw") || strings.Contains(string(out), password) {
+		t.Errorf("child output carries a password:\n%s", out)
+	}
+}
