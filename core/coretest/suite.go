@@ -308,7 +308,8 @@ func testSearchRepeatedTermWeighsMore(t *testing.T, newPlugin NewFunc) {
 // testSearchFunctionWordsRerank: two QAs whose questions have the same
 // indexed terms ("exchange", "currency") differ in their function words;
 // the one that asks as the query asks ("how do I") ranks first, with the
-// higher relevance, although the other is newer (which wins a tie).
+// higher relevance, although the other is newer (which wins a tie when the
+// two were created in different milliseconds).
 func testSearchFunctionWordsRerank(t *testing.T, newPlugin NewFunc) {
 	p := newPlugin(t)
 	how := addQA(t, p, core.CandidateRequest{Question: "How do I exchange currency?", Answer: "In the app."})
@@ -320,10 +321,11 @@ func testSearchFunctionWordsRerank(t *testing.T, newPlugin NewFunc) {
 	if ms[0].Relevance <= ms[1].Relevance {
 		t.Errorf("relevance %v of the QA sharing the query's function words, want above %v", ms[0].Relevance, ms[1].Relevance)
 	}
-	// Without function words in the query, the two tie: the newer first.
+	// Without function words in the query, the two tie (which comes first
+	// then is the tie rule's, by creation time, not this test's).
 	ms = search(t, p, projA, "exchange currency", 0)
-	if len(ms) != 2 || ms[0].QAID != which || ms[0].Relevance != ms[1].Relevance {
-		t.Errorf("no function words: got %v (%v), want %s then %s at equal relevance", ids(ms), ms, which, how)
+	if len(ms) != 2 || ms[0].Relevance != ms[1].Relevance {
+		t.Errorf("no function words: got %v, want %s and %s at equal relevance", ms, which, how)
 	}
 }
 
