@@ -69,11 +69,10 @@ func (m *Memex) Build(docs []Record) error {
 }
 
 func (m *Memex) Search(query string, k int) ([]int, error) {
-	hits, err := m.sc.Search(context.Background(), m.idx, query, k)
+	hits, err := m.sc.SearchRerank(context.Background(), m.idx, query, k, func(doc uint64) retrieval.FunctionWords { return m.words[doc] })
 	if err != nil {
 		return nil, err
 	}
-	m.sc.Rerank(query, hits, func(i int) retrieval.FunctionWords { return m.words[hits[i].Doc] })
 	out := make([]int, len(hits))
 	for i, h := range hits {
 		out[i] = int(h.Doc)

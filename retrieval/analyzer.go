@@ -74,6 +74,14 @@ type tokenizer struct {
 	ends  []int32
 	wbuf  []byte // scratch: the current simple word, lower-cased
 	cjk   []rune // scratch: the current CJK run
+
+	// With words set, run also records the text's function words (the
+	// stop words it drops), in order with repeats, as nextWord finds
+	// them, and whether the text has CJK text (hasCJK): what the re-rank
+	// needs of a query, found in the same pass as its terms.
+	words  bool
+	fws    []uint8 // ids in functionWordList
+	sawCJK bool
 }
 
 // tokenizers holds idle tokenizers: an analysis then allocates only the
@@ -92,6 +100,7 @@ func putTokenizer(t *tokenizer) {
 		return
 	}
 	t.arena, t.ends = t.arena[:0], t.ends[:0]
+	t.words, t.fws, t.sawCJK = false, t.fws[:0], false
 	tokenizers.Put(t)
 }
 
@@ -353,14 +362,18 @@ func (t *tokenizer) word1(tok string) {
 		}
 	}
 	if nb == 0 {
-		t.word(tok)
+		t.word(tok, t.words)
 		return
+	}
+	if t.words {
+		// The re-rank reads tok as one word: "oN" is "on".
+		t.functionWord(tok)
 	}
 	t.emitLower(tok)
 	p := 0
 	for k := 1; k <= len(tok); k++ {
 		if k == len(tok) || camelBoundary(tok, k) {
-			t.word(tok[p:k])
+			t.word(tok[p:k], false)
 			p = k
 		}
 	}
@@ -396,8 +409,9 @@ func camelBoundary(tok string, k int) bool {
 }
 
 // word emits one simple word: stopwords dropped, ASCII-letter words stemmed,
-// anything else lower-cased.
-func (t *tokenizer) word(tok string) {
+// anything else lower-cased. With fw, a stop word is recorded as a function
+// word.
+func (t *tokenizer) word(tok string, fw bool) {
 	t.wbuf = appendLower(t.wbuf[:0], tok)
 	letters := true
 	for _, c := range t.wbuf {
@@ -411,6 +425,9 @@ func (t *tokenizer) word(tok string) {
 		return
 	}
 	if isStopword(t.wbuf) {
+		if fw {
+			t.functionWord(tok)
+		}
 		return
 	}
 	if negated(t.wbuf) {
@@ -446,6 +463,18 @@ func (t *tokenizer) word(tok string) {
 
 var notTerm = []byte("not")
 
+// functionWord records tok, a word as nextWord splits them, when it is a
+// function word. A stop word is not always one ("İf" lower-cases to "if",
+// but nextWord keys only ASCII letters), so tok is keyed as nextWord keys
+// it; a word that is not a stop word never is one (a function word's key
+// is its lower-cased text, which isStopword holds).
+func (t *tokenizer) functionWord(tok string) {
+	key, _, _ := nextWord(tok, 0)
+	if id, ok := functionWordID(key); ok {
+		t.fws = append(t.fws, id)
+	}
+}
+
 // negated reports whether w is an "n't" contraction.
 func negated(w []byte) bool {
 	n := len(w)
@@ -480,6 +509,7 @@ func appendLower(dst []byte, s string) []byte {
 // overlapping bigrams.
 func (t *tokenizer) cjkRun(text string, i int) int {
 	t.cjk = t.cjk[:0]
+	t.sawCJK = true
 	for i < len(text) {
 		r, size := next(text, i)
 		if !isCJK(r) {

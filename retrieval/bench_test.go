@@ -140,8 +140,8 @@ func BenchmarkSearchSets(b *testing.B) {
 			lat.report(b)
 		})
 		// The same searches with their hits re-ranked by function words,
-		// as every caller answers (Scorer.Rerank), each question's set of
-		// them found when it was indexed (as bench's memex engine does).
+		// as every caller answers (Scorer.SearchRerank), each question's set
+		// of them found when it was indexed (as bench's memex engine does).
 		b.Run(set.Name+"+rerank", func(b *testing.B) {
 			b.ReportAllocs()
 			var lat latencies
@@ -149,11 +149,10 @@ func BenchmarkSearchSets(b *testing.B) {
 			for b.Loop() {
 				t := time.Now()
 				q := set.Queries[i%len(set.Queries)].Query
-				hits, err := s.Search(ctx, idx, q, 10)
+				_, err := s.SearchRerank(ctx, idx, q, 10, func(doc uint64) retrieval.FunctionWords { return words[doc] })
 				if err != nil {
 					b.Fatal(err)
 				}
-				s.Rerank(q, hits, func(j int) retrieval.FunctionWords { return words[hits[j].Doc] })
 				lat = append(lat, time.Since(t))
 				i++
 			}

@@ -30,6 +30,7 @@ func FuzzAnalyze(f *testing.F) {
 		if again := a.Terms(q); !slices.Equal(terms, again) {
 			t.Fatalf("Terms(%q) not deterministic: %q vs %q", q, terms, again)
 		}
+		checkFunctionWords(t, q)
 		d := a.Analyze(q, ans)
 		var n [NumFields]uint32
 		for term, tf := range d.Terms {

@@ -3,6 +3,7 @@ package retrieval
 // The re-rank of a search's final hits by the query's function words.
 
 import (
+	"context"
 	"math"
 	"unicode"
 	"unicode/utf8"
@@ -58,7 +59,40 @@ func (s *Scorer) Rerank(query string, hits []Hit, words func(i int) FunctionWord
 		return
 	}
 	var buf [16]functionWord
-	qws := queryFunctionWords(buf[:0], query)
+	s.rerank(queryFunctionWords(buf[:0], query), hits, words)
+}
+
+// SearchRerank is Search followed by Rerank of its hits, words(doc) being
+// the function words of document doc's question: the query is analysed
+// once, its function words and CJK text noted as its terms are found, so
+// its text is not read a second time. The hits are those of Search then
+// Rerank, bit for bit.
+func (s *Scorer) SearchRerank(ctx context.Context, src Source, query string, k int, words func(doc uint64) FunctionWords) ([]Hit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t := getTokenizer()
+	t.words = true
+	t.run(query)
+	terms := t.strings()
+	var buf [16]functionWord
+	qws := buf[:0]
+	if !t.sawCJK {
+		for _, id := range t.fws {
+			qws = addFunctionWord(qws, id)
+		}
+	}
+	putTokenizer(t)
+	hits, err := s.searchTerms(ctx, src, terms, k, 0)
+	if err != nil || s.p.FunctionWordWeight <= 0 || len(hits) == 0 {
+		return hits, err
+	}
+	s.rerank(qws, hits, func(i int) FunctionWords { return words(hits[i].Doc) })
+	return hits, nil
+}
+
+// rerank is Rerank for a query of function words qws.
+func (s *Scorer) rerank(qws []functionWord, hits []Hit, words func(i int) FunctionWords) {
 	if len(qws) == 0 {
 		return
 	}
@@ -194,21 +228,23 @@ type functionWord struct {
 // queryFunctionWords appends to qws the distinct function words of query,
 // first occurrences in order, with their counts.
 func queryFunctionWords(qws []functionWord, query string) []functionWord {
-words:
 	for key, i, ok := nextWord(query, 0); ok; key, i, ok = nextWord(query, i) {
-		id, ok := functionWordID(key)
-		if !ok {
-			continue
+		if id, ok := functionWordID(key); ok {
+			qws = addFunctionWord(qws, id)
 		}
-		for j := range qws {
-			if qws[j].id == id {
-				qws[j].n++
-				continue words
-			}
-		}
-		qws = append(qws, functionWord{id: id, n: 1})
 	}
 	return qws
+}
+
+// addFunctionWord counts one more occurrence of function word id in qws.
+func addFunctionWord(qws []functionWord, id uint8) []functionWord {
+	for j := range qws {
+		if qws[j].id == id {
+			qws[j].n++
+			return qws
+		}
+	}
+	return append(qws, functionWord{id: id, n: 1})
 }
 
 // nextWord returns the first word of text at or after i, as a key, the

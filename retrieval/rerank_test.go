@@ -170,3 +170,106 @@ func TestFunctionWordList(t *testing.T) {
 		}
 	}
 }
+
+// textFunctionWords returns the function words the analyzer records for
+// text, in order with repeats, and whether it saw CJK text.
+func textFunctionWords(text string) ([]uint8, bool) {
+	t := getTokenizer()
+	defer putTokenizer(t)
+	t.words = true
+	t.run(text)
+	return slices.Clone(t.fws), t.sawCJK
+}
+
+// scannedFunctionWords returns the function words nextWord finds in
+// text, in order with repeats.
+func scannedFunctionWords(text string) []uint8 {
+	var ids []uint8
+	for key, i, ok := nextWord(text, 0); ok; key, i, ok = nextWord(text, i) {
+		if id, ok := functionWordID(key); ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// checkFunctionWords fails unless the analyzer's pass over text records
+// the function words a scan of text finds, and notes CJK text as hasCJK.
+func checkFunctionWords(t *testing.T, text string) {
+	t.Helper()
+	got, cjk := textFunctionWords(text)
+	if want := scannedFunctionWords(text); !slices.Equal(got, want) {
+		t.Errorf("%q: analyzer records function words %v, a scan finds %v", text, got, want)
+	}
+	if cjk != hasCJK(text) {
+		t.Errorf("%q: analyzer saw CJK %v, hasCJK %v", text, cjk, hasCJK(text))
+	}
+}
+
+var functionWordTexts = []string{
+	"How do I exchange currency?",
+	"Don’t WHY how-to users' I'm x “how” don't",
+	"ＨＯＷ about élan theﬁ whyé",
+	"wasn't theirs, the écoles",
+	"goroutine 越来越多 what is it",
+	"ThereIs parseConfig themselves iPhone oN MY doN't HowTo",
+	"İf İ can ǅo it, ’tis the user’s",
+	"/usr/how/to.the/x-is_an:it --and-- a.b.c why'd it''s it' 'it",
+	"std::io::Error e.g. --force v1.2.3 0x1f is 404 a1 on",
+	"ＡＢＣ　１２３ café ｈｏｗ．ｔｏ Ｉ＇ｍ",
+	"内存泄漏怎么办 日本語 한국어 how",
+	"\xc3\xe4\xb8\xad how \xff the",
+	"",
+}
+
+// TestAnalyzerFunctionWords: the analyzer's pass over a query finds its
+// function words as the re-rank's scan of the query does, camelCase and
+// compounds included.
+func TestAnalyzerFunctionWords(t *testing.T) {
+	for _, text := range functionWordTexts {
+		checkFunctionWords(t, text)
+	}
+}
+
+// TestSearchRerank: SearchRerank's hits are Search's re-ranked by Rerank,
+// bit for bit.
+func TestSearchRerank(t *testing.T) {
+	a := NewAnalyzer()
+	idx := NewMemIndex(a)
+	docs := append(slices.Clone(rerankQuestions), functionWordTexts...)
+	docs = append(docs, "how to exchange 汇率", "exchange the currency of it", "ThereIs how oN exchange")
+	for i, q := range docs {
+		idx.Add(uint64(i), q, "")
+	}
+	words := func(doc uint64) FunctionWords { return FunctionWordsOf(docs[doc]) }
+	queries := append(slices.Clone(functionWordTexts), rerankQuestions...)
+	queries = append(queries, "How do I exchange currency? 汇率", "exchange currency", "oN exchange ThereIs how", "the")
+	ctx := context.Background()
+	for _, fww := range []float64{DefaultParams().FunctionWordWeight, 0} {
+		p := DefaultParams()
+		p.FunctionWordWeight = fww
+		s := NewScorer(a, p)
+		reranked := 0
+		for _, q := range queries {
+			want, err := s.Search(ctx, idx, q, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plain := slices.Clone(want)
+			s.Rerank(q, want, func(i int) FunctionWords { return words(want[i].Doc) })
+			if !slices.Equal(want, plain) {
+				reranked++
+			}
+			got, err := s.SearchRerank(ctx, idx, q, 5, words)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("weight %v, %q: SearchRerank %v, want %v", fww, q, got, want)
+			}
+		}
+		if fww > 0 && reranked < 5 {
+			t.Errorf("only %d queries re-ranked: the test compares too little", reranked)
+		}
+	}
+}
