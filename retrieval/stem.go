@@ -12,11 +12,9 @@ import "slices"
 const maxStemLen = 48
 
 func isVowel(c byte) bool {
-	switch c {
-	case 'a', 'e', 'i', 'o', 'u', 'y':
-		return true
-	}
-	return false
+	const vowels = 1<<('a'-'a') | 1<<('e'-'a') | 1<<('i'-'a') | 1<<('o'-'a') | 1<<('u'-'a') | 1<<('y'-'a')
+	c -= 'a'
+	return c < 26 && vowels>>c&1 != 0
 }
 
 // stemmer holds the working state of one stem call; it lives on the caller's
@@ -81,10 +79,18 @@ func (s *stemmer) markRegions() {
 	n := len(b)
 	s.p1, s.p2 = n, n
 	p1 := -1
-	for _, pre := range [...]string{"gener", "commun", "arsen"} {
-		if hasPrefix(b, pre) {
-			p1 = len(pre)
-			break
+	switch b[0] { // (stem's words are at least 3 bytes)
+	case 'g':
+		if hasPrefix(b, "gener") {
+			p1 = len("gener")
+		}
+	case 'c':
+		if hasPrefix(b, "commun") {
+			p1 = len("commun")
+		}
+	case 'a':
+		if hasPrefix(b, "arsen") {
+			p1 = len("arsen")
 		}
 	}
 	if p1 < 0 {
@@ -238,25 +244,45 @@ type rule struct {
 	suffix, with string
 }
 
+// suffixRules holds a step's rules by the last letter of their suffix, in
+// the step's order: a word is tried only against those its last letter
+// allows, the first match being the same.
+type suffixRules [26][]rule
+
+func byLastLetter(rules []rule) (t suffixRules) {
+	for _, r := range rules {
+		c := r.suffix[len(r.suffix)-1] - 'a'
+		t[c] = append(t[c], r)
+	}
+	return t
+}
+
+// ending returns the rules whose suffix ends in c.
+func (t *suffixRules) ending(c byte) []rule {
+	if c -= 'a'; c < 26 {
+		return t[c]
+	}
+	return nil
+}
+
 // step2Rules are ordered so that a longer suffix precedes every shorter one
 // it ends with; the first match is the longest.
-var step2Rules = [...]rule{
+var step2Rules = byLastLetter([]rule{
 	{"ization", "ize"}, {"ational", "ate"}, {"fulness", "ful"}, {"ousness", "ous"}, {"iveness", "ive"},
 	{"tional", "tion"}, {"biliti", "ble"}, {"lessli", "less"},
 	{"entli", "ent"}, {"ation", "ate"}, {"alism", "al"}, {"aliti", "al"}, {"ousli", "ous"}, {"iviti", "ive"}, {"fulli", "ful"},
 	{"enci", "ence"}, {"anci", "ance"}, {"abli", "able"}, {"izer", "ize"}, {"ator", "ate"}, {"alli", "al"},
 	{"bli", "ble"}, {"ogi", "og"},
 	{"li", ""},
-}
+})
 
 func (s *stemmer) step2() {
 	b := s.b
 	if len(b) < 2 {
 		return
 	}
-	last := b[len(b)-1]
-	for _, r := range step2Rules {
-		if r.suffix[len(r.suffix)-1] != last || !hasSuffix(b, r.suffix) {
+	for _, r := range step2Rules.ending(b[len(b)-1]) {
+		if !hasSuffix(b, r.suffix) {
 			continue
 		}
 		start := len(b) - len(r.suffix)
@@ -286,19 +312,18 @@ func validLi(c byte) bool {
 	return false
 }
 
-var step3Rules = [...]rule{
+var step3Rules = byLastLetter([]rule{
 	{"ational", "ate"}, {"tional", "tion"}, {"alize", "al"}, {"icate", "ic"}, {"iciti", "ic"},
 	{"ative", ""}, {"ical", "ic"}, {"ness", ""}, {"ful", ""},
-}
+})
 
 func (s *stemmer) step3() {
 	b := s.b
 	if len(b) < 3 {
 		return
 	}
-	last := b[len(b)-1]
-	for _, r := range step3Rules {
-		if r.suffix[len(r.suffix)-1] != last || !hasSuffix(b, r.suffix) {
+	for _, r := range step3Rules.ending(b[len(b)-1]) {
+		if !hasSuffix(b, r.suffix) {
 			continue
 		}
 		start := len(b) - len(r.suffix)
@@ -310,20 +335,21 @@ func (s *stemmer) step3() {
 	}
 }
 
-var step4Suffixes = [...]string{
-	"ement", "ance", "ence", "able", "ible", "ment",
-	"ant", "ent", "ism", "ate", "iti", "ous", "ive", "ize", "ion",
-	"al", "er", "ic",
-}
+// step4Rules delete their suffix (with is empty).
+var step4Rules = byLastLetter([]rule{
+	{"ement", ""}, {"ance", ""}, {"ence", ""}, {"able", ""}, {"ible", ""}, {"ment", ""},
+	{"ant", ""}, {"ent", ""}, {"ism", ""}, {"ate", ""}, {"iti", ""}, {"ous", ""}, {"ive", ""}, {"ize", ""}, {"ion", ""},
+	{"al", ""}, {"er", ""}, {"ic", ""},
+})
 
 func (s *stemmer) step4() {
 	b := s.b
 	if len(b) < 2 {
 		return
 	}
-	last := b[len(b)-1]
-	for _, suf := range step4Suffixes {
-		if suf[len(suf)-1] != last || !hasSuffix(b, suf) {
+	for _, r := range step4Rules.ending(b[len(b)-1]) {
+		suf := r.suffix
+		if !hasSuffix(b, suf) {
 			continue
 		}
 		start := len(b) - len(suf)
