@@ -153,58 +153,90 @@ func containsVowel(b []byte) bool {
 }
 
 func (s *stemmer) step1a() {
-	switch {
-	case hasSuffix(s.b, "'s'"):
-		s.b = s.b[:len(s.b)-3]
-	case hasSuffix(s.b, "'s"):
-		s.b = s.b[:len(s.b)-2]
-	case hasSuffix(s.b, "'"):
-		s.b = s.b[:len(s.b)-1]
+	// The suffixes tried by the last letter they end in.
+	switch s.b[len(s.b)-1] {
+	case '\'':
+		if hasSuffix(s.b, "'s'") {
+			s.b = s.b[:len(s.b)-3]
+		} else {
+			s.b = s.b[:len(s.b)-1]
+		}
+	case 's':
+		if hasSuffix(s.b, "'s") {
+			s.b = s.b[:len(s.b)-2]
+		}
 	}
 	b := s.b
-	switch {
-	case hasSuffix(b, "sses"):
-		s.replace(4, "ss")
-	case hasSuffix(b, "ied"), hasSuffix(b, "ies"):
-		if len(b) > 4 {
-			s.replace(3, "i")
-		} else {
-			s.replace(3, "ie")
+	if len(b) == 0 {
+		return
+	}
+	switch b[len(b)-1] {
+	case 'd':
+		if hasSuffix(b, "ied") {
+			s.ie()
 		}
-	case hasSuffix(b, "us"), hasSuffix(b, "ss"):
-	case hasSuffix(b, "s"):
-		// Delete if the part before the letter preceding the s has a vowel.
-		if len(b) >= 3 && containsVowel(b[:len(b)-2]) {
-			s.b = b[:len(b)-1]
+	case 's':
+		switch {
+		case hasSuffix(b, "sses"):
+			s.replace(4, "ss")
+		case hasSuffix(b, "ies"):
+			s.ie()
+		case hasSuffix(b, "us"), hasSuffix(b, "ss"):
+		default:
+			// Delete if the part before the letter preceding the s has a vowel.
+			if len(b) >= 3 && containsVowel(b[:len(b)-2]) {
+				s.b = b[:len(b)-1]
+			}
 		}
+	}
+}
+
+// ie replaces a final "ied" or "ies" by "i" after more than one letter,
+// by "ie" after one.
+func (s *stemmer) ie() {
+	if len(s.b) > 4 {
+		s.replace(3, "i")
+	} else {
+		s.replace(3, "ie")
 	}
 }
 
 func (s *stemmer) step1b() {
 	b := s.b
 	n := len(b)
-	var sl int
-	switch {
-	case hasSuffix(b, "eedly"):
-		sl = 5
-	case hasSuffix(b, "eed"):
-		sl = 3
-	}
-	if sl > 0 {
-		if n-sl >= s.p1 {
-			s.replace(sl, "ee")
-		}
+	if n == 0 {
 		return
 	}
-	switch {
-	case hasSuffix(b, "ingly"):
-		sl = 5
-	case hasSuffix(b, "edly"):
-		sl = 4
-	case hasSuffix(b, "ing"):
-		sl = 3
-	case hasSuffix(b, "ed"):
+	// The suffixes tried by the last letter they end in.
+	var sl int
+	switch b[n-1] {
+	case 'y':
+		if hasSuffix(b, "eedly") {
+			s.eed(5)
+			return
+		}
+		switch {
+		case hasSuffix(b, "ingly"):
+			sl = 5
+		case hasSuffix(b, "edly"):
+			sl = 4
+		default:
+			return
+		}
+	case 'd':
+		if hasSuffix(b, "eed") {
+			s.eed(3)
+			return
+		}
+		if !hasSuffix(b, "ed") {
+			return
+		}
 		sl = 2
+	case 'g':
+		if !hasSuffix(b, "ing") {
+			return
+		}
+		sl = 3
 	default:
 		return
 	}
@@ -221,6 +253,13 @@ func (s *stemmer) step1b() {
 		s.b = b[:n-1]
 	case n <= s.p1 && shortSyllableAt(b, n):
 		s.b = append(b, 'e')
+	}
+}
+
+// eed replaces a final "eed" or "eedly", sl bytes, by "ee" in R1.
+func (s *stemmer) eed(sl int) {
+	if len(s.b)-sl >= s.p1 {
+		s.replace(sl, "ee")
 	}
 }
 
