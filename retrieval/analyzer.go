@@ -424,9 +424,14 @@ func (t *tokenizer) word(tok string, fw bool) {
 		t.emit(t.wbuf)
 		return
 	}
-	if isStopword(t.wbuf) {
+	if id, ok := stopwordID(t.wbuf); ok {
 		if fw {
-			t.functionWord(tok)
+			if len(tok) == len(t.wbuf) {
+				// ASCII: tok's key is that of its lower-cased bytes.
+				t.fws = append(t.fws, id)
+			} else {
+				t.functionWord(tok)
+			}
 		}
 		return
 	}
@@ -467,7 +472,7 @@ var notTerm = []byte("not")
 // function word. A stop word is not always one ("İf" lower-cases to "if",
 // but nextWord keys only ASCII letters), so tok is keyed as nextWord keys
 // it; a word that is not a stop word never is one (a function word's key
-// is its lower-cased text, which isStopword holds).
+// is its lower-cased text, a stop word).
 func (t *tokenizer) functionWord(tok string) {
 	key, _, _ := nextWord(tok, 0)
 	if id, ok := functionWordID(key); ok {

@@ -2,11 +2,7 @@ package retrieval
 
 import (
 	"context"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -129,34 +125,46 @@ func TestRerankMatches(t *testing.T) {
 	}
 }
 
+// stopWords are the English stop words the analyzer drops.
+var stopWords = []string{
+	"a", "about", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at",
+	"be", "been", "before", "being", "both", "but", "by",
+	"can", "could", "did", "do", "does", "doing", "don't", "each", "few", "for", "from", "further",
+	"had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how",
+	"i", "i'm", "i've", "if", "in", "into", "is", "it", "it's", "its", "itself",
+	"just", "me", "more", "most", "my", "myself", "of", "on", "once", "only", "or", "other", "our", "ours", "out", "own",
+	"same", "she", "should", "so", "some", "such",
+	"than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too",
+	"very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would",
+	"you", "your", "yours",
+}
+
 // TestFunctionWordList: the list that numbers the function words holds
-// exactly the words isStopword's switch names, each once.
+// the stop words, each once, and stopwordID knows exactly those.
 func TestFunctionWordList(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), "stopwords.go", nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cases []string
-	ast.Inspect(f, func(n ast.Node) bool {
-		if fn, ok := n.(*ast.FuncDecl); ok && fn.Name.Name != "isStopword" {
-			return false
-		}
-		if cc, ok := n.(*ast.CaseClause); ok {
-			for _, e := range cc.List {
-				s, err := strconv.Unquote(e.(*ast.BasicLit).Value)
-				if err != nil {
-					t.Fatal(err)
-				}
-				cases = append(cases, s)
-			}
-		}
-		return true
-	})
 	list := slices.Clone(functionWordList[:])
-	slices.Sort(cases)
 	slices.Sort(list)
-	if !slices.Equal(cases, list) || len(slices.Compact(list)) != len(functionWordList) {
-		t.Fatalf("functionWordList %q, want isStopword's %q, each once", list, cases)
+	if !slices.Equal(list, slices.Sorted(slices.Values(stopWords))) || len(slices.Compact(list)) != len(functionWordList) {
+		t.Fatalf("functionWordList %q, want the stop words %q, each once", list, stopWords)
+	}
+	for i, w := range functionWordList {
+		if id, ok := stopwordID([]byte(w)); !ok || int(id) != i {
+			t.Errorf("stopwordID(%q) = %d, %v; want %d, true", w, id, ok, i)
+		}
+	}
+	// Near misses are not stop words.
+	var others []string
+	for _, w := range stopWords {
+		others = append(others, w[:len(w)-1], w+"s", w+"\x00", "\x00"+w, strings.ToUpper(w), "x"+w, w+w)
+	}
+	for _, tc := range stemTable {
+		others = append(others, tc.word)
+	}
+	others = append(others, "", "not", "no", "theirs", "themselves", "yourself", "\x00")
+	for _, w := range others {
+		if _, ok := stopwordID([]byte(w)); ok != slices.Contains(stopWords, w) {
+			t.Errorf("stopwordID(%q): %v", w, ok)
+		}
 	}
 	if len(functionWordList) > 128 {
 		t.Fatalf("%d function words: FunctionWords holds 128", len(functionWordList))
