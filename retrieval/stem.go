@@ -12,7 +12,7 @@ import "slices"
 const maxStemLen = 48
 
 func isVowel(c byte) bool {
-	const vowels = 1<<('a'-'a') | 1<<('e'-'a') | 1<<('i'-'a') | 1<<('o'-'a') | 1<<('u'-'a') | 1<<('y'-'a')
+	const vowels = 1 | 1<<('e'-'a') | 1<<('i'-'a') | 1<<('o'-'a') | 1<<('u'-'a') | 1<<('y'-'a')
 	c -= 'a'
 	return c < 26 && vowels>>c&1 != 0
 }
