@@ -135,11 +135,23 @@ func TestFaultClusterFailover(t *testing.T) {
 	}
 	bad.report(t, "bad answers (want 200, or 503 + Retry-After + error shape within the request timeout)")
 	lost.report(t, "writes never acknowledged after the failover")
+	// Replication is asynchronous (docs/REDIS.md): a pass the old master
+	// acknowledged in the instant before the kill, not yet sent to its
+	// replica, is lost — at most one a writer, since each has one request
+	// in flight. A pass counted twice, or more lost, is a bug.
+	var missing int64
 	for q, id := range ids {
 		var rr wire.RecordResponse
 		e.must(http.StatusOK, keyAdmin, "GET", "/v1/qa/"+id+"?project_id="+project, nil).decode(t, &rr)
-		if rr.Record.SuccessCount != acked[q].Load() {
-			t.Errorf("qa %d: success_count %d, %d passes acknowledged", q, rr.Record.SuccessCount, acked[q].Load())
+		got, want := rr.Record.SuccessCount, acked[q].Load()
+		if got > want {
+			t.Errorf("qa %d: success_count %d, only %d passes acknowledged (counted twice)", q, got, want)
 		}
+		missing += max(want-got, 0)
+	}
+	if missing > faultWorkers {
+		t.Errorf("%d acknowledged passes lost, want at most %d (one in flight a writer at the kill)", missing, faultWorkers)
+	} else if missing > 0 {
+		t.Logf("%d acknowledged passes lost to asynchronous replication at the kill", missing)
 	}
 }
